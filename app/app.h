@@ -1,0 +1,54 @@
+/* app.h - what the subcommands of the horizon executable share: scenario loading from the
+ * command line, backend choice, exit codes, and option parsing helpers. */
+#ifndef APP_H
+#define APP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+/* Exit codes (documented in the README). */
+enum {
+    APP_EXIT_OK = 0,
+    APP_EXIT_FAIL = 1,   /* a run failed: I/O error, device error */
+    APP_EXIT_USAGE = 2,  /* bad command line, scenario or input file; backend not available */
+    APP_EXIT_NOMEM = 3,  /* out of host or device memory */
+    APP_EXIT_SIGINT = 130,
+    APP_EXIT_SIGTERM = 143
+};
+
+/* Maps a sim_status to an exit code. */
+int app_exit_code(int status);
+
+/* Subcommands; argv[0] is the subcommand name. */
+int app_run_main(int argc, char **argv);
+int app_info_main(int argc, char **argv);
+int app_bench_main(int argc, char **argv);
+int app_gui_main(int argc, char **argv);
+
+/* One option matcher for "--name value" and "--name=value": returns 1 and sets *value (and
+ * advances *i past a separate value) when argv[*i] is that option; prints a usage error and
+ * sets *bad when the value is missing. */
+int app_opt(int argc, char **argv, int *i, const char *name, const char **value, int *bad);
+
+/* Parses an integer option value in [lo, hi]; prints "horizon: --name: ..." and returns 0 on
+ * error. */
+int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out);
+
+/* Loads a scenario: defaults, then the file (or the built-in default when path is NULL), then
+ * the --set assignments in order. Prints the one-line error and returns the status. */
+int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *sc);
+
+/* Picks a backend by name ("auto", "cpu", "cuda"). auto uses CUDA when a device is usable and
+ * otherwise prints a one-line notice and uses the CPU. Prints the error and returns non-zero
+ * when the named backend is not available. */
+int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet);
+
+/* Threads for the CPU backend: the request, or every available core when 0. */
+int app_threads(int requested);
+
+/* Seconds on a monotonic clock. */
+double app_now(void);
+
+#endif

@@ -1,0 +1,112 @@
+/* app_common.c - helpers shared by the subcommands: options, scenario loading, backends. */
+#include <errno.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#ifdef HORIZON_HAVE_CUDA
+#include "gpu_backend.h"
+#endif
+
+int app_exit_code(int status)
+{
+    switch (status) {
+    case SIM_OK: return APP_EXIT_OK;
+    case SIM_EINVAL:
+    case SIM_ENODEV: return APP_EXIT_USAGE;
+    case SIM_ENOMEM:
+    case SIM_EDEVMEM: return APP_EXIT_NOMEM;
+    default: return APP_EXIT_FAIL;
+    }
+}
+
+int app_opt(int argc, char **argv, int *i, const char *name, const char **value, int *bad)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0)
+        return 0;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "horizon: %s needs a value (see --help)\n", name);
+        *bad = 1;
+        return 1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (text[0] == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        fprintf(stderr, "horizon: %s: '%s' is not an integer in %lld .. %lld\n", name, text,
+                (long long)lo, (long long)hi);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *sc)
+{
+    sim_err err;
+    sim_scenario_defaults(sc);
+    int rc = path ? sim_scenario_parse_file(sc, path, &err)
+                  : sim_scenario_parse_string(sc, sim_scenario_builtin_text(),
+                                              "default.ini (built-in)", &err);
+    for (int i = 0; rc == SIM_OK && i < n_sets; i++)
+        rc = sim_scenario_set(sc, sets[i], &err);
+    if (rc != SIM_OK)
+        fprintf(stderr, "horizon: %s\n", err.msg);
+    return rc;
+}
+
+int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet)
+{
+    if (strcmp(name, "cpu") == 0) {
+        *ops = sim_cpu_backend();
+        return SIM_OK;
+    }
+    if (strcmp(name, "cuda") != 0 && strcmp(name, "auto") != 0) {
+        fprintf(stderr, "horizon: --backend: unknown backend '%s' (allowed auto|cpu|cuda)\n",
+                name);
+        return SIM_EINVAL;
+    }
+    char why[256] = "this horizon was built without the CUDA backend";
+#ifdef HORIZON_HAVE_CUDA
+    if (gpu_probe(why, sizeof why) > 0) {
+        *ops = gpu_cuda_backend();
+        return SIM_OK;
+    }
+#endif
+    if (strcmp(name, "cuda") == 0) {
+        fprintf(stderr, "horizon: --backend cuda: %s (use --backend cpu)\n", why);
+        return SIM_ENODEV;
+    }
+    if (!quiet)
+        fprintf(stderr, "horizon: no usable CUDA device (%s); using the CPU backend\n", why);
+    *ops = sim_cpu_backend();
+    return SIM_OK;
+}
+
+int app_threads(int requested)
+{
+    return requested > 0 ? requested : omp_get_num_procs();
+}
+
+double app_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

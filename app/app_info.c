@@ -1,0 +1,64 @@
+/* app_info.c - `horizon info [SCENARIO]`: version, backends compiled in, devices found, and the
+ * memory a scenario needs on each backend. */
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#ifdef HORIZON_HAVE_CUDA
+#include "gpu_backend.h"
+#endif
+
+int app_info_main(int argc, char **argv)
+{
+    const char *path = NULL;
+    char **sets = argv; /* --set values are collected in place */
+    int n_sets = 0, bad = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            puts("usage: horizon info [SCENARIO.ini] [--set SECTION.KEY=VALUE ...]\n\n"
+                 "Prints the version, the backends compiled in, the CUDA devices found (with free\n"
+                 "memory) and, for a scenario, the memory it needs on each backend.");
+            return APP_EXIT_OK;
+        } else if (app_opt(argc, argv, &i, "--set", &v, &bad)) {
+            if (bad)
+                return APP_EXIT_USAGE;
+            sets[n_sets++] = (char *)v;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "horizon info: unknown option '%s'\n", argv[i]);
+            return APP_EXIT_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    printf("horizon %s\n", HORIZON_VERSION);
+    printf("backends: cpu (OpenMP, %d threads)", omp_get_num_procs());
+#ifdef HORIZON_HAVE_CUDA
+    printf(", cuda\n");
+#else
+    printf("\n");
+#endif
+#ifdef HORIZON_HAVE_SDL2
+    printf("viewer: SDL2\n");
+#else
+    printf("viewer: not built (no SDL2)\n");
+#endif
+    sim_scenario sc;
+    int have_sc = path != NULL || n_sets > 0;
+    if (have_sc && app_load_scenario(path, sets, n_sets, &sc) != SIM_OK)
+        return APP_EXIT_USAGE;
+    if (have_sc) {
+        int64_t cells = (int64_t)sc.width * sc.height, n = sim_scenario_agent_count(&sc);
+        printf("scenario: %dx%d %s, %lld agents, r=%d, %d sweeps/step, %lld steps\n", sc.width,
+               sc.height, sim_boundary_name(sc.boundary), (long long)n, sc.radius, sc.sweeps,
+               (long long)sc.steps);
+        printf("cpu memory estimate: %.1f MiB\n", (double)(cells * 28 + n * 16) / 1048576.0);
+    }
+#ifdef HORIZON_HAVE_CUDA
+    gpu_info_print(stdout, have_sc ? &sc : NULL);
+#else
+    printf("cuda: not built in\n");
+#endif
+    return APP_EXIT_OK;
+}

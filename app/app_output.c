@@ -1,0 +1,235 @@
+/* app_output.c - output directory, stats.csv, .npy dumps and atomic file writes. */
+#include "app_output.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int app_mkdirs(const char *path, sim_err *err)
+{
+    char buf[SIM_PATH_MAX + 64];
+    if (strlen(path) >= sizeof buf)
+        return sim_err_set(err, SIM_EINVAL, "%s: path too long", path);
+    strcpy(buf, path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return sim_err_set(err, SIM_EIO, "%s: cannot create directory: %s", buf,
+                                   strerror(errno));
+            struct stat st;
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+                return sim_err_set(err, SIM_EIO, "%s: exists and is not a directory", buf);
+            *p = saved;
+            if (saved == '\0')
+                break;
+        }
+    }
+    return SIM_OK;
+}
+
+/* Removes DIR/SUB/PREFIX*SUFFIX files (earlier results); leaves anything else alone. */
+static int remove_matching(const char *dir, const char *sub, const char *prefix,
+                           const char *suffix, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+    DIR *d = opendir(path);
+    if (!d)
+        return SIM_OK;
+    struct dirent *e;
+    int rc = SIM_OK;
+    size_t np = strlen(prefix), ns = strlen(suffix);
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < np + ns || strncmp(e->d_name, prefix, np) != 0 ||
+            strcmp(e->d_name + n - ns, suffix) != 0)
+            continue;
+        char file[SIM_PATH_MAX + 600];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        if (unlink(file) != 0) {
+            rc = sim_err_set(err, SIM_EIO, "%s: cannot remove earlier result: %s", file,
+                             strerror(errno));
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int dir_is_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 1;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            empty = 0;
+            break;
+        }
+    closedir(d);
+    return empty;
+}
+
+int app_output_prepare(const char *dir, int force, int frames, int fields, sim_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return sim_err_set(err, SIM_EINVAL, "%s: output path exists and is not a directory",
+                               dir);
+        if (!dir_is_empty(dir)) {
+            if (!force)
+                return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may "
+                                   "hold an earlier run's results (use --force to replace them, "
+                                   "or --out DIR)", dir);
+            static const char *const top[][2] = {{"stats.csv", ""}, {"run.json", ""},
+                                                 {"checkpoint.hzc", ""}};
+            for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+                int rc = remove_matching(dir, "", top[i][0], top[i][1], err);
+                if (rc != SIM_OK)
+                    return rc;
+            }
+            int rc = remove_matching(dir, "frames", "frame_", ".png", err);
+            if (rc == SIM_OK)
+                rc = remove_matching(dir, "fields", "field_", ".npy", err);
+            if (rc == SIM_OK)
+                rc = remove_matching(dir, "", "checkpoint.hzc", "", err);
+            if (rc != SIM_OK)
+                return rc;
+        }
+    }
+    char sub[SIM_PATH_MAX + 16];
+    int rc = app_mkdirs(dir, err);
+    if (rc == SIM_OK && frames) {
+        snprintf(sub, sizeof sub, "%s/frames", dir);
+        rc = app_mkdirs(sub, err);
+    }
+    if (rc == SIM_OK && fields) {
+        snprintf(sub, sizeof sub, "%s/fields", dir);
+        rc = app_mkdirs(sub, err);
+    }
+    if (rc == SIM_OK && access(dir, W_OK) != 0)
+        rc = sim_err_set(err, SIM_EIO, "%s: output directory is not writable: %s", dir,
+                         strerror(errno));
+    return rc;
+}
+
+void app_stats_header(FILE *f)
+{
+    fputs("step,agents,moved,field_total,field_mean,field_max,residual,checksum\n", f);
+}
+
+int app_stats_open(const char *dir, FILE **out, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stats.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot create: %s", path, strerror(errno));
+    app_stats_header(f);
+    if (fflush(f) != 0) {
+        int e = errno;
+        fclose(f);
+        return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(e));
+    }
+    *out = f;
+    return SIM_OK;
+}
+
+int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err)
+{
+    /* One row goes out in one write, so a killed run leaves only whole rows behind. */
+    char row[256];
+    int n = snprintf(row, sizeof row, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%.17g,%.9g,%.9g,"
+                     "%016" PRIx64 "\n", st->step, st->agents, st->moved, st->field_total,
+                     st->field_mean, (double)st->field_max, (double)st->residual, st->checksum);
+    if (fwrite(row, 1, (size_t)n, f) != (size_t)n || fflush(f) != 0)
+        return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(errno));
+    return SIM_OK;
+}
+
+int app_write_atomic(const char *path, const void *data, size_t size, sim_err *err)
+{
+    char tmp[SIM_PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        return sim_err_set(err, SIM_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t left = size;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            goto fail;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0)
+        goto fail;
+    if (close(fd) != 0) {
+        fd = -1;
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0)
+        goto fail;
+    /* Make the rename itself durable. */
+    char dir[SIM_PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        strcpy(dir, ".");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return SIM_OK;
+fail : {
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(e));
+}
+}
+
+int app_write_npy(const char *path, const float *field, int width, int height, sim_err *err)
+{
+    /* NPY v1.0: magic, version, little-endian header length, a dict padded with spaces to a
+     * multiple of 64 bytes and ending in a newline, then the raw little-endian floats. */
+    char dict[128];
+    int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, "
+                     "%d), }", height, width);
+    size_t header = 10 + (size_t)n + 1;
+    size_t padded = (header + 63) / 64 * 64;
+    size_t body = (size_t)width * (size_t)height * sizeof(float);
+    unsigned char *buf = malloc(padded + body);
+    if (!buf)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    uint16_t hlen = (uint16_t)(padded - 10);
+    buf[8] = (unsigned char)(hlen & 0xff);
+    buf[9] = (unsigned char)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', padded - 10 - (size_t)n - 1);
+    buf[padded - 1] = '\n';
+    memcpy(buf + padded, field, body); /* x86-64 and the GPU hosts are little-endian */
+    int rc = app_write_atomic(path, buf, padded + body, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* app_progress.c - the progress bar and plain progress lines. */
+#include "app_progress.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "app.h"
+
+void app_progress_start(app_progress *p, int mode_request, int64_t first, int64_t total)
+{
+    int tty = isatty(STDERR_FILENO);
+    p->mode = mode_request < 0 ? 0 : tty ? 1 : mode_request > 0 ? 2 : 0;
+    p->first = first;
+    p->total = total;
+    p->t0 = p->last = app_now();
+}
+
+static void draw(app_progress *p, int64_t done, double now, int final)
+{
+    double el = now - p->t0;
+    double rate = el > 0 ? (double)(done - p->first) / el : 0.0;
+    double eta = rate > 0 ? (double)(p->total - done) / rate : 0.0;
+    double frac = p->total > p->first ? (double)(done - p->first) / (double)(p->total - p->first)
+                                      : 1.0;
+    if (p->mode == 1) {
+        char bar[31];
+        int fill = (int)(frac * 30.0);
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(stderr, "\r[%s] %5.1f%%  step %lld/%lld  %.1f steps/s  ETA %.0fs   ", bar,
+                frac * 100.0, (long long)done, (long long)p->total, rate, eta);
+        if (final)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "progress: step %lld/%lld (%.0f%%) %.1f steps/s, ETA %.0f s\n",
+                (long long)done, (long long)p->total, frac * 100.0, rate, eta);
+    }
+    fflush(stderr);
+}
+
+void app_progress_update(app_progress *p, int64_t done)
+{
+    if (!p->mode)
+        return;
+    double now = app_now();
+    double every = p->mode == 1 ? 0.1 : 5.0;
+    if (now - p->last < every)
+        return;
+    p->last = now;
+    draw(p, done, now, 0);
+}
+
+void app_progress_end(app_progress *p, int64_t done)
+{
+    if (p->mode)
+        draw(p, done, app_now(), 1);
+}

@@ -1,0 +1,147 @@
+/* render_frame.c - host frame composition and the frame-size rules (see render_frame.h). */
+#include "render_frame.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "render_colormap.h"
+
+/* round(a * num / den) for non-negative operands, in integers so that every platform agrees. */
+static int scale_round(int64_t a, int64_t num, int64_t den)
+{
+    int64_t r = (a * num + den / 2) / den;
+    return r < 1 ? 1 : (int)r;
+}
+
+void render_frame_size(const sim_scenario *sc, int *w, int *h)
+{
+    int ww = sc->width, wh = sc->height;
+    int fw = sc->frame_width, fh = sc->frame_height;
+    if (ww <= 0 || wh <= 0) {
+        *w = 1;
+        *h = 1;
+        return;
+    }
+    if (fw > 0 && fh > 0) {
+        *w = fw;
+        *h = fh;
+        return;
+    }
+    /* One side given: the other keeps the world's aspect ratio so cells stay square. */
+    if (fw > 0) {
+        *w = fw;
+        *h = scale_round(fw, wh, ww);
+        return;
+    }
+    if (fh > 0) {
+        *h = fh;
+        *w = scale_round(fh, ww, wh);
+        return;
+    }
+    int longer = ww > wh ? ww : wh;
+    if (longer > RENDER_FRAME_DEFAULT_MAX) {
+        /* Shrink: the longer side lands exactly on the maximum, the shorter one is rounded. */
+        int m = RENDER_FRAME_DEFAULT_MAX;
+        *w = ww == longer ? m : scale_round(ww, m, longer);
+        *h = wh == longer ? m : scale_round(wh, m, longer);
+        return;
+    }
+    /* Grow small worlds by a whole factor so every cell is an equal block of pixels; for a
+     * longer side under 512 the factor is >= 2 and the result lands in (512, 1024]. */
+    int k = longer < RENDER_FRAME_DEFAULT_MIN ? RENDER_FRAME_DEFAULT_MAX / longer : 1;
+    *w = ww * k;
+    *h = wh * k;
+}
+
+void render_view_fit(sim_view *v, int world_w, int world_h, int img_w, int img_h)
+{
+    if (img_w < 1)
+        img_w = 1;
+    if (img_h < 1)
+        img_h = 1;
+    double sx = (double)world_w / (double)img_w;
+    double sy = (double)world_h / (double)img_h;
+    double s = sx > sy ? sx : sy;
+    if (!(s > 0.0))
+        s = 1.0; /* an empty world: any positive scale keeps sim_view's contract */
+    v->w = img_w;
+    v->h = img_h;
+    v->scale = s;
+    /* The image spans img * s cells along each axis; centre the world inside that span (the
+     * offset is 0 along the axis that decided the scale, negative along the other). */
+    v->x0 = ((double)world_w - (double)img_w * s) * 0.5;
+    v->y0 = ((double)world_h - (double)img_h * s) * 0.5;
+}
+
+void render_view_init(sim_view *v, int cmap, float range_max)
+{
+    memset(v, 0, sizeof(*v));
+    render_colormap_lut(cmap, v->lut);
+    v->range_max = range_max;
+    v->layer = SIM_LAYER_FIELD_AGENTS;
+    v->scale = 1.0;
+    memset(v->agent_rgba, 255, sizeof(v->agent_rgba));
+    v->background_rgba[3] = 255;
+}
+
+void render_frame_occupancy(const uint32_t *agents, int64_t n, uint8_t *occ, int64_t cells)
+{
+    if (cells > 0)
+        memset(occ, 0, (size_t)cells);
+    for (int64_t i = 0; i < n; i++)
+        if ((int64_t)agents[i] < cells)
+            occ[agents[i]] = 1;
+}
+
+float render_field_max(const float *field, int64_t cells)
+{
+    /* max is order-independent once NaN is skipped, so the parallel reduction is exact. */
+    float m = -INFINITY;
+#pragma omp parallel for reduction(max : m) schedule(static)
+    for (int64_t i = 0; i < cells; i++) {
+        float f = field[i];
+        if (f > m)
+            m = f; /* a NaN compares false and is skipped */
+    }
+    return m == -INFINITY ? 0.0f : m;
+}
+
+/* Copies one RGBA colour. */
+static void put(uint8_t *dst, const uint8_t *rgba)
+{
+    memcpy(dst, rgba, 4);
+}
+
+void render_frame_compose(const sim_view *v, const float *field, int fw, int fh,
+                          const uint8_t *occ, float field_max, uint8_t *rgba)
+{
+    int layer = v->layer;
+    int draw_field = layer != SIM_LAYER_AGENTS && field != NULL;
+    int draw_agents = (layer == SIM_LAYER_FIELD_AGENTS || layer == SIM_LAYER_AGENTS) && occ;
+    /* One inv per frame, computed exactly as the GPU path computes it. */
+    float inv = sim_view_inv(v->range_max, field_max);
+    int w = v->w, h = v->h;
+
+#pragma omp parallel for schedule(static)
+    for (int py = 0; py < h; py++) {
+        uint8_t *row = rgba + (size_t)py * (size_t)w * 4;
+        int y = sim_view_sample(v->y0, v->scale, py, fh);
+        for (int px = 0; px < w; px++) {
+            uint8_t *dst = row + (size_t)px * 4;
+            int x = y < 0 ? -1 : sim_view_sample(v->x0, v->scale, px, fw);
+            if (x < 0) {
+                put(dst, v->background_rgba);
+                continue;
+            }
+            size_t cell = (size_t)y * (size_t)fw + (size_t)x;
+            if (draw_agents && occ[cell])
+                put(dst, v->agent_rgba);
+            else if (draw_field)
+                put(dst, v->lut + 4 * sim_view_index(field[cell], inv));
+            else if (layer == SIM_LAYER_AGENTS)
+                put(dst, v->background_rgba);
+            else
+                put(dst, v->lut); /* a field layer without a field: the colormap's low end */
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/* sim_backend.h - the backend table: what a simulation engine (the CPU oracle in sim_cpu.c, the
+ * CUDA engine in gpu/) must provide. The app picks a table at run time and hands it to sim.h, so
+ * one binary can run and cross-check both. */
+#ifndef SIM_BACKEND_H
+#define SIM_BACKEND_H
+
+#include <stdint.h>
+
+#include "sim_scenario.h"
+#include "sim_status.h"
+#include "sim_view.h"
+
+/* Statistics of one step. `moved` is always filled; the rest only when asked for. */
+typedef struct sim_stats {
+    int64_t step;        /* steps completed, counting this one */
+    int64_t agents;
+    int64_t moved;       /* agents that changed cell in this step */
+    double field_total;  /* sum over columns of (sum over rows, in row order), in double */
+    double field_mean;   /* field_total / cells */
+    float field_max;
+    float residual;      /* max |T' - T| over the last Jacobi sweep of the step (0: no sweep) */
+    uint64_t checksum;   /* sim_checksum_* summed over cells and agents */
+} sim_stats;
+
+/* A backend instance is an opaque pointer created by `create`. Every function returns a
+ * sim_status and writes one line into err on failure. State: the field (width*height floats,
+ * row-major, y down) and the agents (one cell index y*width+x per agent, agent id = index).
+ *
+ * Contract of `step`: advance from step index `step` (steps completed before) by one step of
+ * DESIGN.md (sense, decide, move, deposit, diffuse, decay). When want_stats is non-zero, fill
+ * every field of st, otherwise only st->moved (st may not be NULL). */
+typedef struct sim_backend_ops {
+    const char *name; /* "cpu", "cuda" */
+    int (*create)(const sim_scenario *sc, const float *field, const uint32_t *agents,
+                  int64_t n_agents, int threads, void **out, sim_err *err);
+    void (*destroy)(void *b); /* NULL is a no-op */
+    int (*step)(void *b, int64_t step, int want_stats, sim_stats *st, sim_err *err);
+    int (*read_field)(void *b, float *out, sim_err *err);
+    int (*read_agents)(void *b, uint32_t *cells, sim_err *err);
+    int (*checksum)(void *b, uint64_t *out, sim_err *err);
+    /* The 9 candidate horizon sums (fixed point, SIM_SUM_INVALID outside a bounded grid) of
+     * agents placed at the given cells, for n cells: sums[9*i + c]. For tests and the viewer. */
+    int (*horizon)(void *b, const uint32_t *cells, int64_t n, int64_t *sums, sim_err *err);
+    /* Adds `amount` to every cell within `radius` of (x, y) (a brush, for the viewer). */
+    int (*paint)(void *b, int x, int y, int radius, float amount, sim_err *err);
+    /* Composes a w*h RGBA image of the view (sim_view.h). May be NULL: callers then read the
+     * field and agents and compose on the host with the same per-pixel rule. */
+    int (*compose)(void *b, const sim_view *view, uint8_t *rgba, sim_err *err);
+} sim_backend_ops;
+
+/* The CPU backend (OpenMP; bit-identical for any thread count). */
+const sim_backend_ops *sim_cpu_backend(void);
+
+#endif

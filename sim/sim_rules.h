@@ -1,0 +1,181 @@
+/* sim_rules.h - the arithmetic of one step, shared verbatim by the CPU backend (C) and the CUDA
+ * backend (.cu includes this file), so that both evaluate every formula in the same order.
+ * Everything here is a small inline function of plain values; no state, no allocation. */
+#ifndef SIM_RULES_H
+#define SIM_RULES_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define SIM_HD __host__ __device__ __forceinline__
+#else
+#define SIM_HD static inline
+#endif
+
+/* Float products and sums with explicit round-to-nearest and no contraction into FMA. On the
+ * host -ffp-contract=off gives the same guarantee for plain operators. */
+#if defined(__CUDA_ARCH__)
+#define SIM_FMUL(a, b) __fmul_rn((a), (b))
+#define SIM_FADD(a, b) __fadd_rn((a), (b))
+#define SIM_FSUB(a, b) __fsub_rn((a), (b))
+#else
+#define SIM_FMUL(a, b) ((a) * (b))
+#define SIM_FADD(a, b) ((a) + (b))
+#define SIM_FSUB(a, b) ((a) - (b))
+#endif
+
+/* ---- Philox4x32-10 (Salmon et al., SC'11): counter-based, so every random number is a pure
+ * function of (seed, step, agent, purpose) and any thread can compute any of them. ---- */
+typedef struct sim_u32x4 {
+    uint32_t v[4];
+} sim_u32x4;
+
+SIM_HD void sim_mulhilo32(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
+{
+    uint64_t p = (uint64_t)a * (uint64_t)b;
+    *hi = (uint32_t)(p >> 32);
+    *lo = (uint32_t)p;
+}
+
+SIM_HD sim_u32x4 sim_philox4x32_10(sim_u32x4 ctr, uint32_t k0, uint32_t k1)
+{
+    for (int round = 0; round < 10; round++) {
+        uint32_t hi0, lo0, hi1, lo1;
+        sim_mulhilo32(0xD2511F53u, ctr.v[0], &hi0, &lo0);
+        sim_mulhilo32(0xCD9E8D57u, ctr.v[2], &hi1, &lo1);
+        sim_u32x4 next;
+        next.v[0] = hi1 ^ ctr.v[1] ^ k0;
+        next.v[1] = lo1;
+        next.v[2] = hi0 ^ ctr.v[3] ^ k1;
+        next.v[3] = lo0;
+        ctr = next;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    return ctr;
+}
+
+/* Purposes: the fourth counter word, so that streams for different uses never overlap. */
+enum { SIM_RNG_STEP = 0, SIM_RNG_PLACE = 1, SIM_RNG_FIELD = 2 };
+
+/* Random words for (seed, step, index, purpose). */
+SIM_HD sim_u32x4 sim_random(uint64_t seed, uint64_t step, uint32_t index, uint32_t purpose)
+{
+    sim_u32x4 c;
+    c.v[0] = (uint32_t)step;
+    c.v[1] = (uint32_t)(step >> 32);
+    c.v[2] = index;
+    c.v[3] = purpose;
+    return sim_philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
+/* ---- Exact horizon sums: the field in fixed point with 24 fraction bits. Values are clamped to
+ * +-2^24 (so a cell is at most 2^48 and a disk of radius 64, ~2^14 cells, stays under 2^62), NaN
+ * counts as 0. Multiplying by 2^24 is exact in float; the cast truncates on CPU and GPU alike. */
+#define SIM_FIX_ONE 16777216.0f
+#define SIM_FIX_CLAMP 16777216.0f
+
+SIM_HD int64_t sim_fix(float f)
+{
+    if (!(f == f))
+        return 0;
+    if (f > SIM_FIX_CLAMP)
+        f = SIM_FIX_CLAMP;
+    if (f < -SIM_FIX_CLAMP)
+        f = -SIM_FIX_CLAMP;
+    return (int64_t)SIM_FMUL(f, SIM_FIX_ONE);
+}
+
+/* The 9 candidate cells: 0 stays, then the 8 neighbours row by row from the upper left
+ * (y grows downwards): 1=(-1,-1) 2=(0,-1) 3=(1,-1) 4=(-1,0) 5=(1,0) 6=(-1,1) 7=(0,1) 8=(1,1). */
+#define SIM_NCAND 9
+SIM_HD int sim_cand_slot(int c)
+{
+    return c == 0 ? 4 : (c - 1 < 4 ? c - 1 : c);
+}
+SIM_HD int sim_cand_dx(int c)
+{
+    return sim_cand_slot(c) % 3 - 1;
+}
+SIM_HD int sim_cand_dy(int c)
+{
+    return sim_cand_slot(c) / 3 - 1;
+}
+
+/* Half-width of row dy of the disk dx^2 + dy^2 <= r^2: the largest h with h^2 <= r^2 - dy^2,
+ * in integers so that CPU and GPU agree without floating point. */
+SIM_HD int sim_disk_halfwidth(int r, int dy)
+{
+    int rem = r * r - dy * dy;
+    if (rem < 0)
+        return -1;
+    int h = 0;
+    while ((h + 1) * (h + 1) <= rem)
+        h++;
+    return h;
+}
+
+/* Marks a candidate outside a non-periodic grid; never the argmax (stay is always valid). */
+#define SIM_SUM_INVALID INT64_MIN
+
+/* The noise threshold: a draw x (32 bits) picks a random candidate when x < threshold.
+ * noise = 1 gives 2^32, above every draw. Computed once on the host. */
+static inline uint64_t sim_noise_threshold(double noise)
+{
+    if (noise <= 0.0)
+        return 0;
+    if (noise >= 1.0)
+        return 1ull << 32;
+    return (uint64_t)(noise * 4294967296.0);
+}
+
+/* Decide: with the random words r of (seed, step, id, SIM_RNG_STEP), a random candidate when
+ * r.v[0] < threshold, else the argmax of the sums with ties to the lower index. */
+SIM_HD int sim_decide(const int64_t sums[SIM_NCAND], sim_u32x4 r, uint64_t threshold)
+{
+    if ((uint64_t)r.v[0] < threshold)
+        return (int)(((uint64_t)r.v[1] * SIM_NCAND) >> 32);
+    int best = 0;
+    for (int c = 1; c < SIM_NCAND; c++)
+        if (sums[c] > sums[best])
+            best = c;
+    return best;
+}
+
+/* The claim priority of an agent: a hash word in the high half, the id in the low half, so keys
+ * are distinct and the winner of a cell does not depend on thread timing. 0 means "no claim". */
+SIM_HD uint64_t sim_claim_key(sim_u32x4 r, uint32_t id)
+{
+    return ((uint64_t)(r.v[2] | 1u) << 32) | id;
+}
+
+/* One Jacobi update of a cell: T' = (1-a)T + a * ((N+S)+(E+W))/4, in this order. */
+SIM_HD float sim_jacobi(float c, float n, float s, float e, float w, float a, float one_minus_a)
+{
+    float nb = SIM_FMUL(SIM_FADD(SIM_FADD(n, s), SIM_FADD(e, w)), 0.25f);
+    return SIM_FADD(SIM_FMUL(one_minus_a, c), SIM_FMUL(a, nb));
+}
+
+/* ---- Checksum: a sum modulo 2^64 of mixed words, so any reduction order gives the same
+ * value; one term per cell (index, float bits) and one per agent (id, cell). ---- */
+SIM_HD uint64_t sim_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+SIM_HD uint64_t sim_checksum_cell(uint64_t index, uint32_t bits)
+{
+    return sim_mix64((index * 0x9E3779B97F4A7C15ull) ^ bits);
+}
+
+SIM_HD uint64_t sim_checksum_agent(uint32_t id, uint32_t cell)
+{
+    return sim_mix64((((uint64_t)id << 32) | cell) ^ 0xD6E8FEB86659FD93ull);
+}
+
+#endif

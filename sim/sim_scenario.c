@@ -1,0 +1,429 @@
+/* sim_scenario.c - the table of scenario keys: defaults, parsing, range checks, serialization.
+ * One table drives everything, so a new key needs one line here and one in the header. */
+#include "sim_scenario.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH };
+
+typedef struct key_def {
+    const char *section, *name;
+    int type;
+    size_t offset;
+    double lo, hi;         /* allowed closed range for numbers */
+    int lo_open;           /* 1: lo itself is not allowed */
+    const char *const *names; /* enum value names, NULL-terminated */
+    const char *defval;    /* default, as text (parsed at start-up by sim_scenario_defaults) */
+} key_def;
+
+static const char *const boundary_names[] = {"periodic", "wall", "fixed", NULL};
+static const char *const placement_names[] = {"random", "center", NULL};
+static const char *const colormap_names[] = {"viridis", "magma", "inferno", "gray", NULL};
+
+#define OFF(f) offsetof(sim_scenario, f)
+static const key_def keys[] = {
+    {"world", "width", K_INT, OFF(width), 1, SIM_MAX_DIM, 0, NULL, "512"},
+    {"world", "height", K_INT, OFF(height), 1, SIM_MAX_DIM, 0, NULL, "512"},
+    {"world", "boundary", K_ENUM, OFF(boundary), 0, 0, 0, boundary_names, "periodic"},
+    {"world", "fixed_top", K_FLOAT, OFF(fixed_top), -1e6, 1e6, 0, NULL, "0"},
+    {"world", "fixed_bottom", K_FLOAT, OFF(fixed_bottom), -1e6, 1e6, 0, NULL, "0"},
+    {"world", "fixed_left", K_FLOAT, OFF(fixed_left), -1e6, 1e6, 0, NULL, "0"},
+    {"world", "fixed_right", K_FLOAT, OFF(fixed_right), -1e6, 1e6, 0, NULL, "0"},
+    {"field", "diffusion", K_FLOAT, OFF(diffusion), 0, 1, 1, NULL, "0.5"},
+    {"field", "sweeps", K_INT, OFF(sweeps), 0, 10000, 0, NULL, "1"},
+    {"field", "decay", K_FLOAT, OFF(decay), 0, 0.999999, 0, NULL, "0.02"},
+    {"field", "initial", K_FLOAT, OFF(initial), -1e6, 1e6, 0, NULL, "0"},
+    {"field", "init_noise", K_FLOAT, OFF(init_noise), 0, 1e6, 0, NULL, "1"},
+    {"agents", "count", K_I64, OFF(count), -1, (double)SIM_MAX_CELLS, 0, NULL, "-1"},
+    {"agents", "density", K_DOUBLE, OFF(density), 0, 1, 0, NULL, "0.03"},
+    {"agents", "radius", K_INT, OFF(radius), 0, SIM_MAX_RADIUS, 0, NULL, "4"},
+    {"agents", "deposit", K_FLOAT, OFF(deposit), -1e6, 1e6, 0, NULL, "1"},
+    {"agents", "noise", K_DOUBLE, OFF(noise), 0, 1, 0, NULL, "0.1"},
+    {"agents", "placement", K_ENUM, OFF(placement), 0, 0, 0, placement_names, "random"},
+    {"run", "seed", K_U64, OFF(seed), 0, 0, 0, NULL, "1"},
+    {"run", "steps", K_I64, OFF(steps), 0, 1e15, 0, NULL, "500"},
+    {"output", "dir", K_PATH, OFF(dir), 0, 0, 0, NULL, "horizon-out"},
+    {"output", "frames_every", K_I64, OFF(frames_every), 0, 1e15, 0, NULL, "10"},
+    {"output", "frame_width", K_INT, OFF(frame_width), 0, 16384, 0, NULL, "0"},
+    {"output", "frame_height", K_INT, OFF(frame_height), 0, 16384, 0, NULL, "0"},
+    {"output", "colormap", K_ENUM, OFF(colormap), 0, 0, 0, colormap_names, "viridis"},
+    {"output", "range_max", K_FLOAT, OFF(range_max), 0, 1e12, 0, NULL, "0"},
+    {"output", "stats_every", K_I64, OFF(stats_every), 0, 1e15, 0, NULL, "1"},
+    {"output", "dump_fields_every", K_I64, OFF(dump_fields_every), 0, 1e15, 0, NULL, "0"},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const key_def *find_key(const char *section, const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static int section_known(const char *section)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].section, section) == 0)
+            return 1;
+    return 0;
+}
+
+/* "(allowed 1 .. 65536)" or "(allowed periodic|wall|fixed)". */
+static void allowed_text(const key_def *k, char *buf, size_t n)
+{
+    if (k->type == K_ENUM) {
+        size_t used = (size_t)snprintf(buf, n, "(allowed ");
+        for (int i = 0; k->names[i] && used < n; i++)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? "|" : "", k->names[i]);
+        if (used < n)
+            snprintf(buf + used, n - used, ")");
+    } else if (k->type == K_U64) {
+        snprintf(buf, n, "(allowed 0 .. 18446744073709551615)");
+    } else if (k->type == K_PATH) {
+        snprintf(buf, n, "(allowed a path of 1 .. %d bytes)", SIM_PATH_MAX - 1);
+    } else {
+        snprintf(buf, n, "(allowed %s%.9g .. %.9g%s)", k->lo_open ? "> " : "", k->lo, k->hi,
+                 k->type == K_INT || k->type == K_I64 ? ", an integer" : "");
+    }
+}
+
+static int bad(const key_def *k, const char *where, const char *value, const char *what,
+               sim_err *err)
+{
+    char allowed[160];
+    allowed_text(k, allowed, sizeof allowed);
+    return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: %s '%s' %s", where, k->section, k->name, what,
+                       value, allowed);
+}
+
+static int parse_number(const char *s, int integer, double *out)
+{
+    char *end;
+    errno = 0;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s == '\0')
+        return 0;
+    double v;
+    if (integer) {
+        long long ll = strtoll(s, &end, 10);
+        v = (double)ll;
+    } else {
+        v = strtod(s, &end);
+    }
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end != '\0' || errno == ERANGE || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
+                         const char *value, const char *where, sim_err *err)
+{
+    const key_def *k = find_key(section, key);
+    if (!k) {
+        if (!section_known(section))
+            return sim_err_set(err, SIM_EINVAL,
+                               "%s: [%s]: unknown section (allowed world|field|agents|run|output)",
+                               where, section);
+        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (see the README's scenario "
+                           "reference)", where, section, key);
+    }
+    char *field = (char *)sc + k->offset;
+    switch (k->type) {
+    case K_ENUM:
+        for (int i = 0; k->names[i]; i++)
+            if (strcmp(k->names[i], value) == 0) {
+                *(int *)field = i;
+                return SIM_OK;
+            }
+        return bad(k, where, value, "unknown value", err);
+    case K_PATH:
+        if (value[0] == '\0' || strlen(value) >= SIM_PATH_MAX)
+            return bad(k, where, value, "bad path", err);
+        memcpy(field, value, strlen(value) + 1);
+        return SIM_OK;
+    case K_U64: {
+        char *end;
+        errno = 0;
+        if (value[0] == '-' || value[0] == '\0')
+            return bad(k, where, value, "not an unsigned integer", err);
+        unsigned long long u = strtoull(value, &end, 0);
+        if (*end != '\0' || errno == ERANGE)
+            return bad(k, where, value, "not an unsigned integer", err);
+        *(uint64_t *)field = (uint64_t)u;
+        return SIM_OK;
+    }
+    default: {
+        int integer = k->type == K_INT || k->type == K_I64;
+        double v;
+        if (!parse_number(value, integer, &v))
+            return bad(k, where, value, integer ? "not an integer" : "not a number", err);
+        if (v < k->lo || v > k->hi || (k->lo_open && v == k->lo))
+            return bad(k, where, value, "out of range", err);
+        if (k->type == K_INT)
+            *(int *)field = (int)v;
+        else if (k->type == K_I64)
+            *(int64_t *)field = (int64_t)v;
+        else if (k->type == K_FLOAT)
+            *(float *)field = (float)v;
+        else
+            *(double *)field = v;
+        return SIM_OK;
+    }
+    }
+}
+
+void sim_scenario_defaults(sim_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    for (size_t i = 0; i < NKEYS; i++) {
+        int rc = sim_scenario_set_key(sc, keys[i].section, keys[i].name, keys[i].defval,
+                                      "default", NULL);
+        (void)rc; /* the defaults are constants checked by the tests */
+    }
+}
+
+/* libinih reads line by line through this reader, which counts lines so that the handler can
+ * name the line of a bad key (the Debian build has no INI_HANDLER_LINENO). */
+typedef struct parse_ctx {
+    sim_scenario *sc;
+    const char *name;
+    const char *text; /* remaining text */
+    int line;
+    int failed;
+    sim_err *err;
+} parse_ctx;
+
+static char *reader(char *buf, int size, void *stream)
+{
+    parse_ctx *ctx = stream;
+    const char *s = ctx->text;
+    if (*s == '\0')
+        return NULL;
+    int n = 0;
+    while (n < size - 1 && s[n] != '\0') {
+        buf[n] = s[n];
+        n++;
+        if (buf[n - 1] == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    ctx->text = s + n;
+    if (n > 0 && buf[n - 1] == '\n')
+        ctx->line++;
+    return buf;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    parse_ctx *ctx = user;
+    if (ctx->failed)
+        return 0;
+    char where[SIM_PATH_MAX + 32];
+    /* the reader has counted the newline of the current line already, unless it is the last */
+    int line = ctx->line + (ctx->text[0] == '\0' && ctx->text[-1] != '\n' ? 1 : 0);
+    snprintf(where, sizeof where, "%s:%d", ctx->name, line);
+    if (sim_scenario_set_key(ctx->sc, section, name, value, where, ctx->err) != SIM_OK) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *name, sim_err *err)
+{
+    parse_ctx ctx = {sc, name, text, 0, 0, err};
+    int rc = ini_parse_stream(reader, &ctx, handler, &ctx);
+    if (ctx.failed)
+        return SIM_EINVAL;
+    if (rc > 0)
+        return sim_err_set(err, SIM_EINVAL, "%s:%d: syntax error (expected [section] or key = "
+                           "value)", name, rc);
+    if (rc < 0)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory while parsing", name);
+    return sim_scenario_validate(sc, err);
+}
+
+int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot open scenario: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    int rc = SIM_OK;
+    if (!text) {
+        fclose(f);
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (len + 1 >= cap) {
+            if (cap > (16u << 20)) {
+                rc = sim_err_set(err, SIM_EINVAL, "%s: scenario file larger than 16 MiB", path);
+                goto done;
+            }
+            char *bigger = realloc(text, cap * 2);
+            if (!bigger) {
+                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+                goto done;
+            }
+            text = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = sim_err_set(err, SIM_EIO, "%s: read error: %s", path, strerror(errno));
+        goto done;
+    }
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: not a text file (contains a NUL byte)", path);
+        goto done;
+    }
+    rc = sim_scenario_parse_string(sc, text, path, err);
+done:
+    free(text);
+    fclose(f);
+    return rc;
+}
+
+int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err)
+{
+    char buf[SIM_PATH_MAX + 128];
+    char where[SIM_PATH_MAX + 160];
+    snprintf(where, sizeof where, "--set %s", assignment);
+    if (strlen(assignment) >= sizeof buf)
+        return sim_err_set(err, SIM_EINVAL, "--set: argument too long");
+    strcpy(buf, assignment);
+    char *eq = strchr(buf, '=');
+    char *dot = strchr(buf, '.');
+    if (!eq || !dot || dot > eq)
+        return sim_err_set(err, SIM_EINVAL, "%s: expected section.key=value (e.g. "
+                           "world.width=256)", where);
+    *eq = '\0';
+    *dot = '\0';
+    int rc = sim_scenario_set_key(sc, buf, dot + 1, eq + 1, where, err);
+    if (rc != SIM_OK)
+        return rc;
+    return sim_scenario_validate(sc, err);
+}
+
+int64_t sim_scenario_agent_count(const sim_scenario *sc)
+{
+    int64_t cells = (int64_t)sc->width * sc->height;
+    if (sc->count >= 0)
+        return sc->count;
+    return (int64_t)floor(sc->density * (double)cells);
+}
+
+int sim_scenario_validate(const sim_scenario *sc, sim_err *err)
+{
+    int64_t cells = (int64_t)sc->width * sc->height;
+    if (cells > SIM_MAX_CELLS)
+        return sim_err_set(err, SIM_EINVAL, "world: width*height = %lld cells (allowed at most "
+                           "%lld)", (long long)cells, (long long)SIM_MAX_CELLS);
+    if (sc->count > cells)
+        return sim_err_set(err, SIM_EINVAL, "agents.count: %lld agents do not fit in %lld cells "
+                           "(allowed 0 .. %lld, or -1 to use agents.density)",
+                           (long long)sc->count, (long long)cells, (long long)cells);
+    return SIM_OK;
+}
+
+static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int json)
+{
+    const char *field = (const char *)sc + k->offset;
+    switch (k->type) {
+    case K_INT: fprintf(f, "%d", *(const int *)field); break;
+    case K_I64: fprintf(f, "%" PRId64, *(const int64_t *)field); break;
+    case K_U64: fprintf(f, "%" PRIu64, *(const uint64_t *)field); break;
+    case K_FLOAT: fprintf(f, "%.9g", (double)*(const float *)field); break;
+    case K_DOUBLE: fprintf(f, "%.17g", *(const double *)field); break;
+    case K_ENUM: fprintf(f, json ? "\"%s\"" : "%s", k->names[*(const int *)field]); break;
+    case K_PATH:
+        if (!json) {
+            fputs(field, f);
+            break;
+        }
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *)field; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                fprintf(f, "\\%c", *p);
+            else if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+        fputc('"', f);
+        break;
+    }
+}
+
+void sim_scenario_write_ini(const sim_scenario *sc, FILE *f)
+{
+    const char *section = "";
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(section, keys[i].section) != 0) {
+            section = keys[i].section;
+            fprintf(f, "%s[%s]\n", i ? "\n" : "", section);
+        }
+        fprintf(f, "%s = ", keys[i].name);
+        write_value(&keys[i], sc, f, 0);
+        fputc('\n', f);
+    }
+}
+
+void sim_scenario_write_json(const sim_scenario *sc, FILE *f, int indent)
+{
+    const char *section = "";
+    fputs("{", f);
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(section, keys[i].section) != 0) {
+            fprintf(f, "%s\n%*s\"%s\": {", i ? "\n" : "", indent + 2, "", keys[i].section);
+            section = keys[i].section;
+        } else {
+            fputc(',', f);
+        }
+        fprintf(f, "\n%*s\"%s\": ", indent + 4, "", keys[i].name);
+        write_value(&keys[i], sc, f, 1);
+        if (i + 1 == NKEYS || strcmp(keys[i + 1].section, section) != 0)
+            fprintf(f, "\n%*s}%s", indent + 2, "", i + 1 == NKEYS ? "" : ",");
+    }
+    fprintf(f, "\n%*s}", indent, "");
+}
+
+const char *sim_boundary_name(int b)
+{
+    return b >= 0 && b < 3 ? boundary_names[b] : "?";
+}
+
+const char *sim_colormap_name(int c)
+{
+    return c >= 0 && c < SIM_CMAP_COUNT ? colormap_names[c] : "?";
+}
+
+const char *sim_placement_name(int p)
+{
+    return p >= 0 && p < 2 ? placement_names[p] : "?";
+}
+
+int sim_colormap_from_name(const char *name)
+{
+    for (int i = 0; colormap_names[i]; i++)
+        if (strcmp(colormap_names[i], name) == 0)
+            return i;
+    return -1;
+}

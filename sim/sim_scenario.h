@@ -1,0 +1,108 @@
+/* sim_scenario.h - the scenario: every parameter of a run, its defaults, INI parsing (libinih),
+ * `--set section.key=value` overrides, validation with precise messages, and serialization. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim_status.h"
+
+typedef enum sim_boundary {
+    SIM_BOUNDARY_PERIODIC = 0, /* the grid wraps in x and y */
+    SIM_BOUNDARY_WALL = 1,     /* zero flux: a cell outside mirrors its neighbour inside */
+    SIM_BOUNDARY_FIXED = 2     /* a ring of ghost cells with one fixed value per edge */
+} sim_boundary;
+
+typedef enum sim_placement {
+    SIM_PLACE_RANDOM = 0, /* distinct cells uniformly at random */
+    SIM_PLACE_CENTER = 1  /* distinct random cells inside a centred disk, as dense as allowed */
+} sim_placement;
+
+typedef enum sim_colormap {
+    SIM_CMAP_VIRIDIS = 0,
+    SIM_CMAP_MAGMA = 1,
+    SIM_CMAP_INFERNO = 2,
+    SIM_CMAP_GRAY = 3
+} sim_colormap;
+#define SIM_CMAP_COUNT 4
+
+#define SIM_MAX_DIM 65536           /* cells per side */
+#define SIM_MAX_CELLS (1LL << 30)   /* width * height */
+#define SIM_MAX_RADIUS 64           /* horizon radius in cells; keeps exact sums inside int64 */
+#define SIM_PATH_MAX 1024
+
+/* A plain bundle of parameters (public, copied by value). Units: cells, steps, field units. */
+typedef struct sim_scenario {
+    /* [world] */
+    int width, height;
+    int boundary; /* sim_boundary */
+    float fixed_top, fixed_bottom, fixed_left, fixed_right;
+    /* [field] */
+    float diffusion; /* a in T' = (1-a)T + a*avg(neighbours), (0, 1] */
+    int sweeps;      /* Jacobi sweeps per step, 0.. */
+    float decay;     /* fraction lost per step after the sweeps, [0, 1) */
+    float initial;   /* initial value of every cell */
+    float init_noise; /* plus a uniform random amount in [0, init_noise) per cell */
+    /* [agents] */
+    int64_t count;   /* -1: use density */
+    double density;  /* agents per cell when count is -1, [0, 1] */
+    int radius;      /* horizon radius r in cells, 0..SIM_MAX_RADIUS */
+    float deposit;   /* added to the agent's cell every step */
+    double noise;    /* probability of a random candidate instead of the best, [0, 1] */
+    int placement;   /* sim_placement */
+    /* [run] */
+    uint64_t seed;
+    int64_t steps;
+    /* [output] */
+    char dir[SIM_PATH_MAX];
+    int64_t frames_every;     /* 0: no frames */
+    int frame_width, frame_height; /* 0: derived from the world size */
+    int colormap;             /* sim_colormap */
+    float range_max;          /* colormap maps [0, range_max]; 0: the frame's own maximum */
+    int64_t stats_every;      /* 0: no stats rows */
+    int64_t dump_fields_every; /* 0: no .npy dumps */
+} sim_scenario;
+
+/* Fills sc with the built-in defaults of every key (the values documented in the README). */
+void sim_scenario_defaults(sim_scenario *sc);
+
+/* The text of the built-in default scenario (assets/scenarios/default.ini, embedded at build). */
+const char *sim_scenario_builtin_text(void);
+
+/* Parses INI text on top of the current contents of sc. `name` is used in messages.
+ * On failure returns SIM_EINVAL with "name:line: section.key: what is wrong (allowed ...)"
+ * in err; sc may then be partly updated and must be discarded. */
+int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *name, sim_err *err);
+
+/* Reads and parses a file (see parse_string); SIM_EIO if it cannot be read. */
+int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err);
+
+/* Applies one "section.key=value" override. SIM_EINVAL with "--set ARG: what" on failure. */
+int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err);
+
+/* Sets one key by section and name (the common path of files and --set); `where` prefixes the
+ * message ("file:12" or "--set"). */
+int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
+                         const char *value, const char *where, sim_err *err);
+
+/* Checks the relations between keys (counts against cells, etc.). */
+int sim_scenario_validate(const sim_scenario *sc, sim_err *err);
+
+/* Number of agents the scenario asks for (count, or density * cells rounded down). */
+int64_t sim_scenario_agent_count(const sim_scenario *sc);
+
+/* Writes the scenario as INI text that parses back to the same values (exact floats). */
+void sim_scenario_write_ini(const sim_scenario *sc, FILE *f);
+
+/* Writes the scenario as one JSON object {"world": {...}, ...} without a trailing newline. */
+void sim_scenario_write_json(const sim_scenario *sc, FILE *f, int indent);
+
+/* Names of enum values, for messages and output. */
+const char *sim_boundary_name(int b);
+const char *sim_colormap_name(int c);
+const char *sim_placement_name(int p);
+/* Parses a colormap name; returns -1 when unknown. */
+int sim_colormap_from_name(const char *name);
+
+#endif

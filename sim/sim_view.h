@@ -1,0 +1,56 @@
+/* sim_view.h - the per-pixel rule that turns (field, agents) into an RGBA frame, shared by the
+ * PNG writer, the viewer and the CUDA compose path so that every output shows the same pixels. */
+#ifndef SIM_VIEW_H
+#define SIM_VIEW_H
+
+#include <stdint.h>
+
+#include "sim_rules.h"
+
+enum { SIM_LAYER_FIELD_AGENTS = 0, SIM_LAYER_FIELD = 1, SIM_LAYER_AGENTS = 2, SIM_LAYER_HORIZON = 3 };
+#define SIM_LAYER_COUNT 4
+
+/* What part of the world goes into an image of w*h pixels: pixel (px, py) shows the cell under
+ * its centre, x = floor(x0 + (px + 0.5) * scale), likewise y (nearest neighbour: crisp cells when
+ * zoomed in, one sample per pixel when zoomed out). Pixels outside the world are background. */
+typedef struct sim_view {
+    int w, h;          /* image size in pixels */
+    double x0, y0;     /* world coordinate (cells) of the image's upper-left corner */
+    double scale;      /* cells per pixel, > 0 */
+    float range_max;   /* field value drawn with the last colormap entry; <= 0: auto (max) */
+    int layer;         /* SIM_LAYER_* */
+    uint8_t lut[256 * 4]; /* colormap, RGBA */
+    uint8_t agent_rgba[4];
+    uint8_t background_rgba[4];
+} sim_view;
+
+/* The cell coordinate a pixel samples, or -1 when it falls outside [0, n). */
+static inline int sim_view_sample(double origin, double scale, int p, int n)
+{
+    double c = origin + ((double)p + 0.5) * scale;
+    if (c < 0.0 || c >= (double)n)
+        return -1;
+    return (int)c;
+}
+
+/* Colormap index of a value: (int)(v * inv) clamped to 0..255, inv = 255 / range (host-computed
+ * once per frame); NaN maps to 0. */
+SIM_HD int sim_view_index(float v, float inv)
+{
+    float t = SIM_FMUL(v, inv);
+    if (!(t > 0.0f))
+        return 0;
+    if (t >= 255.0f)
+        return 255;
+    return (int)t;
+}
+
+/* The scale factor for a frame: 255 / range_max, or 255 / field max when range_max <= 0
+ * (and 0 when the field max is not positive, so every cell gets entry 0). */
+static inline float sim_view_inv(float range_max, float field_max)
+{
+    float r = range_max > 0.0f ? range_max : field_max;
+    return r > 0.0f ? 255.0f / r : 0.0f;
+}
+
+#endif
