@@ -78,11 +78,13 @@ static int encode(png_ctx *c, const uint8_t *rgba, int w, int h)
         return -1;
     }
     png_set_write_fn(png, c, write_data, flush_data);
-    /* Frames are written every few steps: speed over size. Level 1 deflate with the SUB filter
-     * costs about the same time as no filter yet makes smooth field gradients several times
-     * smaller (measured on viridis heatmaps); adaptive filtering would cost 5x more time. */
+    /* Frames are written every few steps: speed over size, so zlib level 1. No row filter:
+     * a colormapped frame holds at most 256 + 2 distinct RGBA quads, which deflate matches as
+     * repeats; filters turn them into varied differences. On 1024^2 viridis frames NONE was
+     * both the fastest and the smallest (smooth field 21 ms / 0.74 MB against SUB 31 ms /
+     * 0.93 MB; noisy field 36 ms / 1.6 MB against 71-79 ms / 2.8 MB for SUB or UP). */
     png_set_compression_level(png, 1);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB_ALPHA,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
     png_write_info(png, info);

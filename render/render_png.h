@@ -10,10 +10,11 @@
 #define RENDER_PNG_MAX_SIDE 16384
 
 /* Writes w x h RGBA8 pixels (row-major, w*h*4 bytes) to path as an 8-bit RGBA PNG, tuned for
- * speed (zlib level 1, SUB filter). The bytes go to "<path>.tmp", which is flushed, fsync'ed and
- * closed before rename() puts it under path, so a reader never sees a half-written frame.
- * Returns SIM_OK, SIM_EINVAL for bad arguments, or SIM_EIO with "path: what failed: reason"
- * in err; on any failure the temporary file is removed and path is left as it was. */
+ * speed (zlib level 1, no row filter). The bytes go to "<path>.tmp", which is flushed,
+ * fsync'ed and closed before rename() puts it under path, so a reader never sees a
+ * half-written frame. Returns SIM_OK, SIM_EINVAL for bad arguments, or SIM_EIO with
+ * "path: what failed: reason" in err; on any failure the temporary file is removed and path is
+ * left as it was. */
 int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_err *err);
 
 /* Reads any PNG (palette, gray, 16-bit, with or without alpha, interlaced or not) into a new

@@ -178,11 +178,27 @@ uint8_t *render_queue_acquire(render_queue *q)
 
 void render_queue_submit(render_queue *q, uint8_t *buf, const char *path)
 {
-    size_t off = (size_t)(buf - q->pixels);
+    size_t len = path ? strlen(path) : 0;
+    /* A pointer that is not one of our buffers would corrupt the free list: refuse it. */
+    uintptr_t base = (uintptr_t)q->pixels, p = (uintptr_t)buf;
+    size_t off = (size_t)(p - base);
+    if (p < base || off % q->frame_bytes != 0 || off / q->frame_bytes >= (size_t)q->slots) {
+        sim_err e;
+        sim_err_set(&e, SIM_EINVAL, "frame queue: submitted buffer for %.200s was not acquired"
+                    " from this queue", path ? path : "(none)");
+        pthread_mutex_lock(&q->mu);
+        note_error(q, SIM_EINVAL, &e);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
     int i = (int)(off / q->frame_bytes);
-    size_t len = strlen(path);
 
     pthread_mutex_lock(&q->mu);
+    if (!path) { /* nothing to write: the caller hands the buffer back unused */
+        release_slot(q, i);
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
     if (len >= RENDER_QUEUE_PATH_MAX) {
         sim_err e;
         sim_err_set(&e, SIM_EINVAL, "%.200s...: output path longer than %d bytes", path,

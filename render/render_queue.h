@@ -26,8 +26,9 @@ uint8_t *render_queue_acquire(render_queue *q);
 /* Queues buf (from render_queue_acquire, filled by the caller) to be written to path; the path
  * is copied. Returns at once; a worker writes the file with render_png_write and frees the
  * buffer. After an error (earlier or in this call, e.g. a path longer than
- * RENDER_QUEUE_PATH_MAX) the frame is dropped and the buffer freed; the error is kept for
- * render_queue_check and render_queue_finish. */
+ * RENDER_QUEUE_PATH_MAX, or a buffer not from this queue) the frame is dropped and the buffer
+ * freed; the error is kept for render_queue_check and render_queue_finish. A NULL path hands
+ * the buffer back unused (the caller failed to fill it). */
 void render_queue_submit(render_queue *q, uint8_t *buf, const char *path);
 
 /* Non-blocking: SIM_OK, or the first error of any write so far with its message in err, so that

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_alloc.h"
 #include "sim_world.h"
 
 struct sim {
@@ -28,7 +29,7 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
     rc = sim_world_check_agents(sc, agents, n_agents, err);
     if (rc != SIM_OK)
         return rc;
-    sim *s = calloc(1, sizeof *s);
+    sim *s = sim_calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     s->sc = *sc;
@@ -38,7 +39,7 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
     s->threads = threads;
     rc = ops->create(sc, field, agents, n_agents, threads, &s->impl, err);
     if (rc != SIM_OK) {
-        free(s);
+        sim_free(s);
         return rc;
     }
     *out = s;
@@ -54,8 +55,8 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
         return rc;
     int64_t cells = (int64_t)sc->width * sc->height;
     int64_t n = sim_scenario_agent_count(sc);
-    float *field = malloc((size_t)cells * sizeof *field);
-    uint32_t *agents = malloc((size_t)(n > 0 ? n : 1) * sizeof *agents);
+    float *field = sim_malloc_array((size_t)cells, sizeof *field);
+    uint32_t *agents = sim_malloc_array((size_t)(n > 0 ? n : 1), sizeof *agents);
     if (!field || !agents) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory for a %dx%d world", sc->width,
                          sc->height);
@@ -65,8 +66,8 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
     if (rc == SIM_OK)
         rc = sim_create_from_state(sc, ops, threads, 0, field, agents, n, out, err);
 done:
-    free(field);
-    free(agents);
+    sim_free(field);
+    sim_free(agents);
     return rc;
 }
 
@@ -75,7 +76,7 @@ void sim_destroy(sim *s)
     if (!s)
         return;
     s->ops->destroy(s->impl);
-    free(s);
+    sim_free(s);
 }
 
 int sim_step(sim *s, int want_stats, sim_stats *st)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_alloc.h"
 #include "sim_backend.h"
 #include "sim_diffuse.h"
 #include "sim_horizon.h"
@@ -33,23 +34,23 @@ static void cpu_destroy(void *p)
     cpu_state *s = p;
     if (!s)
         return;
-    free(s->field);
-    free(s->spare);
-    free(s->prefix);
-    free(s->occ);
-    free(s->claim);
-    free(s->pos);
-    free(s->target);
-    free(s->key);
-    free(s->colsum);
-    free(s);
+    sim_free(s->field);
+    sim_free(s->spare);
+    sim_free(s->prefix);
+    sim_free(s->occ);
+    sim_free(s->claim);
+    sim_free(s->pos);
+    sim_free(s->target);
+    sim_free(s->key);
+    sim_free(s->colsum);
+    sim_free(s);
 }
 
 static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
                       int64_t n_agents, int threads, void **out, sim_err *err)
 {
     *out = NULL;
-    cpu_state *s = calloc(1, sizeof *s);
+    cpu_state *s = sim_calloc(1, sizeof *s);
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "cpu backend: out of memory");
     s->sc = *sc;
@@ -57,15 +58,15 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->cells = (int64_t)sc->width * sc->height;
     s->n = n_agents;
     size_t cells = (size_t)s->cells, n = (size_t)(n_agents > 0 ? n_agents : 1);
-    s->field = malloc(cells * sizeof *s->field);
-    s->spare = malloc(cells * sizeof *s->spare);
-    s->prefix = malloc((size_t)(sc->width + 1) * (size_t)sc->height * sizeof *s->prefix);
-    s->occ = malloc(cells * sizeof *s->occ);
-    s->claim = calloc(cells, sizeof *s->claim);
-    s->pos = malloc(n * sizeof *s->pos);
-    s->target = malloc(n * sizeof *s->target);
-    s->key = malloc(n * sizeof *s->key);
-    s->colsum = malloc((size_t)sc->width * sizeof *s->colsum);
+    s->field = sim_malloc_array(cells, sizeof *s->field);
+    s->spare = sim_malloc_array(cells, sizeof *s->spare);
+    s->prefix = sim_malloc_array((size_t)(sc->width + 1) * (size_t)sc->height, sizeof *s->prefix);
+    s->occ = sim_malloc_array(cells, sizeof *s->occ);
+    s->claim = sim_calloc(cells, sizeof *s->claim);
+    s->pos = sim_malloc_array(n, sizeof *s->pos);
+    s->target = sim_malloc_array(n, sizeof *s->target);
+    s->key = sim_malloc_array(n, sizeof *s->key);
+    s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
     if (!s->field || !s->spare || !s->prefix || !s->occ || !s->claim || !s->pos || !s->target ||
         !s->key || !s->colsum) {
         size_t bytes = cells * 28 + n * 16;

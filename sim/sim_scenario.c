@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_alloc.h"
+
 enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH };
 
 typedef struct key_def {
@@ -36,15 +38,15 @@ static const key_def keys[] = {
     {"world", "fixed_left", K_FLOAT, OFF(fixed_left), -1e6, 1e6, 0, NULL, "0"},
     {"world", "fixed_right", K_FLOAT, OFF(fixed_right), -1e6, 1e6, 0, NULL, "0"},
     {"field", "diffusion", K_FLOAT, OFF(diffusion), 0, 1, 1, NULL, "0.5"},
-    {"field", "sweeps", K_INT, OFF(sweeps), 0, 10000, 0, NULL, "1"},
-    {"field", "decay", K_FLOAT, OFF(decay), 0, 0.999999, 0, NULL, "0.02"},
+    {"field", "sweeps", K_INT, OFF(sweeps), 0, 10000, 0, NULL, "2"},
+    {"field", "decay", K_FLOAT, OFF(decay), 0, 0.999999, 0, NULL, "0.01"},
     {"field", "initial", K_FLOAT, OFF(initial), -1e6, 1e6, 0, NULL, "0"},
     {"field", "init_noise", K_FLOAT, OFF(init_noise), 0, 1e6, 0, NULL, "1"},
     {"agents", "count", K_I64, OFF(count), -1, (double)SIM_MAX_CELLS, 0, NULL, "-1"},
-    {"agents", "density", K_DOUBLE, OFF(density), 0, 1, 0, NULL, "0.03"},
-    {"agents", "radius", K_INT, OFF(radius), 0, SIM_MAX_RADIUS, 0, NULL, "4"},
+    {"agents", "density", K_DOUBLE, OFF(density), 0, 1, 0, NULL, "0.1"},
+    {"agents", "radius", K_INT, OFF(radius), 0, SIM_MAX_RADIUS, 0, NULL, "8"},
     {"agents", "deposit", K_FLOAT, OFF(deposit), -1e6, 1e6, 0, NULL, "1"},
-    {"agents", "noise", K_DOUBLE, OFF(noise), 0, 1, 0, NULL, "0.1"},
+    {"agents", "noise", K_DOUBLE, OFF(noise), 0, 1, 0, NULL, "0.3"},
     {"agents", "placement", K_ENUM, OFF(placement), 0, 0, 0, placement_names, "random"},
     {"run", "seed", K_U64, OFF(seed), 0, 0, 0, NULL, "1"},
     {"run", "steps", K_I64, OFF(steps), 0, 1e15, 0, NULL, "500"},
@@ -260,7 +262,7 @@ int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
     if (!f)
         return sim_err_set(err, SIM_EIO, "%s: cannot open scenario: %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
+    char *text = sim_malloc(cap);
     int rc = SIM_OK;
     if (!text) {
         fclose(f);
@@ -272,7 +274,7 @@ int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
                 rc = sim_err_set(err, SIM_EINVAL, "%s: scenario file larger than 16 MiB", path);
                 goto done;
             }
-            char *bigger = realloc(text, cap * 2);
+            char *bigger = sim_realloc(text, cap * 2);
             if (!bigger) {
                 rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
                 goto done;
@@ -296,7 +298,7 @@ int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
     }
     rc = sim_scenario_parse_string(sc, text, path, err);
 done:
-    free(text);
+    sim_free(text);
     fclose(f);
     return rc;
 }

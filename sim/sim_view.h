@@ -24,8 +24,9 @@ typedef struct sim_view {
     uint8_t background_rgba[4];
 } sim_view;
 
-/* The cell coordinate a pixel samples, or -1 when it falls outside [0, n). */
-static inline int sim_view_sample(double origin, double scale, int p, int n)
+/* The cell coordinate a pixel samples, or -1 when it falls outside [0, n). SIM_HD: the CUDA
+ * compose path evaluates the same double arithmetic. */
+SIM_HD int sim_view_sample(double origin, double scale, int p, int n)
 {
     double c = origin + ((double)p + 0.5) * scale;
     if (c < 0.0 || c >= (double)n)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_alloc.h"
 #include "sim_rules.h"
 
 /* A uniform float in [0, 1) from 24 random bits (exact in float). */
@@ -54,7 +55,7 @@ int sim_world_init(const sim_scenario *sc, float *field, uint32_t *agents, sim_e
 
     /* Candidate cells: all of them, or those of a centred disk just large enough to hold the
      * agents at 50% density (the whole grid if that disk does not fit). */
-    uint32_t *cand = malloc((size_t)cells * sizeof *cand);
+    uint32_t *cand = sim_malloc_array((size_t)cells, sizeof *cand);
     if (!cand)
         return sim_err_set(err, SIM_ENOMEM, "out of memory placing %lld agents", (long long)n);
     int64_t n_cand = 0;
@@ -74,7 +75,7 @@ int sim_world_init(const sim_scenario *sc, float *field, uint32_t *agents, sim_e
             cand[i] = (uint32_t)i;
     }
     pick_distinct(sc->seed, cand, n_cand, agents, n);
-    free(cand);
+    sim_free(cand);
     return SIM_OK;
 }
 
@@ -82,7 +83,7 @@ int sim_world_check_agents(const sim_scenario *sc, const uint32_t *agents, int64
                            sim_err *err)
 {
     int64_t cells = (int64_t)sc->width * sc->height;
-    uint8_t *seen = calloc((size_t)cells, 1);
+    uint8_t *seen = sim_calloc((size_t)cells, 1);
     if (!seen)
         return sim_err_set(err, SIM_ENOMEM, "out of memory checking %lld agents", (long long)n);
     int rc = SIM_OK;
@@ -98,6 +99,6 @@ int sim_world_check_agents(const sim_scenario *sc, const uint32_t *agents, int64
             break;
         }
     }
-    free(seen);
+    sim_free(seen);
     return rc;
 }

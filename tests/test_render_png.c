@@ -11,6 +11,9 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <png.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -161,6 +164,31 @@ static void test_write_failure_keeps_old(void **state)
     assert_memory_equal(back, img, 8 * 8 * 4);
     free(back);
     free(img2);
+    free(img);
+}
+
+/* A disk that fills up mid-frame: a file size limit makes write() fail with EFBIG the way
+ * ENOSPC would. The frame must fail with the reason and leave neither file behind. */
+static void test_write_disk_full(void **state)
+{
+    fixture *f = *state;
+    const int w = 256, h = 256; /* 256 KiB of noise: deflate cannot shrink it under the limit */
+    uint8_t *img = pattern(w, h, 6);
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 16384;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN); /* get EFBIG instead of being killed */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    sim_err err = {{0}};
+    const char *path = in_dir(f, "full.png");
+    int rc = render_png_write(path, img, w, h, &err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    assert_int_equal(rc, SIM_EIO);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "File too large"));
+    assert_int_equal(count_files(f), 0);
     free(img);
 }
 
@@ -346,6 +374,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_missing_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failure_keeps_old, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_dimensions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_formats, setup, teardown),
