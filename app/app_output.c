@@ -123,9 +123,12 @@ int app_output_prepare(const char *dir, int force, int frames, int fields, sim_e
     return rc;
 }
 
+static const char stats_header[] =
+    "step,agents,moved,field_total,field_mean,field_max,residual,checksum\n";
+
 void app_stats_header(FILE *f)
 {
-    fputs("step,agents,moved,field_total,field_mean,field_max,residual,checksum\n", f);
+    fputs(stats_header, f);
 }
 
 int app_stats_open(const char *dir, FILE **out, sim_err *err)
@@ -135,6 +138,9 @@ int app_stats_open(const char *dir, FILE **out, sim_err *err)
     FILE *f = fopen(path, "w");
     if (!f)
         return sim_err_set(err, SIM_EIO, "%s: cannot create: %s", path, strerror(errno));
+    /* Unbuffered: each row is one write(), and after a failed write nothing is left in a buffer
+     * that fclose could append behind the truncation in app_stats_row. */
+    setvbuf(f, NULL, _IONBF, 0);
     app_stats_header(f);
     if (fflush(f) != 0) {
         int e = errno;
@@ -152,8 +158,14 @@ int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err)
     int n = snprintf(row, sizeof row, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%.17g,%.9g,%.9g,"
                      "%016" PRIx64 "\n", st->step, st->agents, st->moved, st->field_total,
                      st->field_mean, (double)st->field_max, (double)st->residual, st->checksum);
-    if (fwrite(row, 1, (size_t)n, f) != (size_t)n || fflush(f) != 0)
-        return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(errno));
+    off_t before = ftello(f);
+    if (fwrite(row, 1, (size_t)n, f) != (size_t)n || fflush(f) != 0) {
+        /* A full disk can take part of a row: cut the file back to whole rows. */
+        int e = errno;
+        if (before >= 0 && ftruncate(fileno(f), before) == 0)
+            fseeko(f, before, SEEK_SET);
+        return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(e));
+    }
     return SIM_OK;
 }
 
@@ -232,4 +244,152 @@ int app_write_npy(const char *path, const float *field, int width, int height, s
     int rc = app_write_atomic(path, buf, padded + body, err);
     free(buf);
     return rc;
+}
+
+/* ---- resuming into an existing output directory ---- */
+
+/* Removes DIR/SUB/PREFIX<digits>SUFFIX files whose number is larger than `last` (results of
+ * steps after a checkpoint, which the resumed run writes again). */
+static int remove_numbered_after(const char *dir, const char *sub, const char *prefix,
+                                 const char *suffix, int64_t last, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    DIR *d = opendir(path);
+    if (!d)
+        return SIM_OK;
+    struct dirent *e;
+    int rc = SIM_OK;
+    size_t np = strlen(prefix), ns = strlen(suffix);
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        size_t n = strlen(name);
+        if (n <= np + ns || strncmp(name, prefix, np) != 0 || strcmp(name + n - ns, suffix) != 0)
+            continue;
+        int64_t v = 0;
+        size_t i;
+        for (i = np; i < n - ns && name[i] >= '0' && name[i] <= '9' && v < INT64_MAX / 10; i++)
+            v = v * 10 + (name[i] - '0');
+        if (i != n - ns || v <= last)
+            continue;
+        char file[SIM_PATH_MAX + 600];
+        snprintf(file, sizeof file, "%s/%s", path, name);
+        if (unlink(file) != 0) {
+            rc = sim_err_set(err, SIM_EIO, "%s: cannot remove: %s", file, strerror(errno));
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Cuts stats.csv back to its header and the whole rows of steps <= step. A partial last line
+ * (a run killed mid-write) and rows after the checkpoint go. */
+static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stats.csv", dir);
+    FILE *f = fopen(path, "r+b");
+    if (!f && errno != ENOENT)
+        return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    off_t keep = 0;
+    int64_t last = -1;
+    int lines = 0, rc = SIM_OK;
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        if (line[n - 1] != '\n')
+            break; /* partial (or absurdly long) last line */
+        if (lines++ == 0) {
+            if (strcmp(line, stats_header) != 0) {
+                rc = sim_err_set(err, SIM_EINVAL, "%s: not the stats.csv of a Horizon run "
+                                 "(unexpected header)", path);
+                break;
+            }
+            keep = ftello(f);
+            continue;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(line, &end, 10);
+        if (end == line || *end != ',' || errno == ERANGE || v > step)
+            break;
+        last = v;
+        keep = ftello(f);
+    }
+    if (rc == SIM_OK && f && ferror(f))
+        rc = sim_err_set(err, SIM_EIO, "%s: read error: %s", path, strerror(errno));
+    if (rc == SIM_OK && f && ftruncate(fileno(f), keep) != 0)
+        rc = sim_err_set(err, SIM_EIO, "%s: cannot truncate: %s", path, strerror(errno));
+    if (f)
+        fclose(f);
+    if (rc != SIM_OK)
+        return rc;
+    if (keep == 0) { /* missing, empty or a partial header: start it again */
+        FILE *g;
+        if ((rc = app_stats_open(dir, &g, err)) != SIM_OK)
+            return rc;
+        fclose(g);
+    }
+    int64_t want = every > 0 ? step / every * every : 0;
+    if (every > 0 && want > 0 && last != want)
+        fprintf(stderr, "horizon: warning: %s ends at step %lld, the checkpoint is at step %lld: "
+                "rows %s are missing\n", path, (long long)(last < 0 ? 0 : last),
+                (long long)step, last < 0 ? "up to the checkpoint" : "in between");
+    return SIM_OK;
+}
+
+int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return sim_err_set(err, SIM_EIO, "%s: output directory: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, "%s: not a directory", dir);
+    if (access(dir, W_OK) != 0)
+        return sim_err_set(err, SIM_EIO, "%s: output directory is not writable: %s", dir,
+                           strerror(errno));
+    /* Temporary files of an interrupted write; their final names hold the last whole version. */
+    int rc = remove_matching(dir, "", "checkpoint.hzc", ".tmp", err);
+    if (rc == SIM_OK)
+        rc = remove_matching(dir, "", "run.json", "", err); /* the run is not finished any more */
+    if (rc == SIM_OK)
+        rc = remove_matching(dir, "frames", "frame_", ".png.tmp", err);
+    if (rc == SIM_OK)
+        rc = remove_matching(dir, "fields", "field_", ".npy.tmp", err);
+    if (rc == SIM_OK && sc->frames_every > 0)
+        rc = remove_numbered_after(dir, "frames", "frame_", ".png", step / sc->frames_every,
+                                   err);
+    if (rc == SIM_OK && sc->dump_fields_every > 0)
+        rc = remove_numbered_after(dir, "fields", "field_", ".npy", step, err);
+    char sub[SIM_PATH_MAX + 16];
+    if (rc == SIM_OK && sc->frames_every > 0) {
+        snprintf(sub, sizeof sub, "%s/frames", dir);
+        rc = app_mkdirs(sub, err);
+        char last[SIM_PATH_MAX + 64];
+        snprintf(last, sizeof last, "%s/frames/frame_%06lld.png", dir,
+                 (long long)(step / sc->frames_every));
+        if (rc == SIM_OK && access(last, F_OK) != 0)
+            fprintf(stderr, "horizon: warning: %s is missing; frame numbers go on after it\n",
+                    last);
+    }
+    if (rc == SIM_OK && sc->dump_fields_every > 0) {
+        snprintf(sub, sizeof sub, "%s/fields", dir);
+        rc = app_mkdirs(sub, err);
+    }
+    if (rc == SIM_OK && sc->stats_every > 0)
+        rc = stats_cut(dir, step, sc->stats_every, err);
+    return rc;
+}
+
+int app_stats_reopen(const char *dir, FILE **out, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/stats.csv", dir);
+    FILE *f = fopen(path, "ab");
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    setvbuf(f, NULL, _IONBF, 0);
+    *out = f;
+    return SIM_OK;
 }

@@ -1,14 +1,20 @@
 /* app_run.c - `horizon run`: a headless batch run that streams stats.csv, writes PNG frames on
- * worker threads, optional .npy field dumps, and run.json at the end. */
+ * worker threads, optional .npy field dumps, and run.json at the end; checkpoints it on request
+ * and on SIGINT/SIGTERM, and resumes it from a checkpoint. */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "app_output.h"
 #include "app_progress.h"
 #include "render_frame.h"
 #include "render_queue.h"
+#include "sim_checkpoint.h"
 
 static const char run_usage[] =
     "usage: horizon run [SCENARIO.ini] [options]\n"
@@ -29,6 +35,11 @@ static const char run_usage[] =
     "  --colormap NAME          viridis|magma|inferno|gray (output.colormap)\n"
     "  --stats-every K          a stats.csv row every K steps, 0 = none (output.stats_every)\n"
     "  --dump-fields-every K    write fields/field_STEP.npy (float32) every K steps\n"
+    "  --checkpoint-every K     write DIR/checkpoint.hzc every K steps (the previous one is kept\n"
+    "                           as checkpoint.hzc.prev); SIGINT/SIGTERM always write one\n"
+    "  --resume FILE            continue the run saved in checkpoint FILE, in FILE's directory;\n"
+    "                           only --steps (the total), --backend, --threads,\n"
+    "                           --checkpoint-every, --progress and --quiet may be given with it\n"
     "  --progress               progress lines even when stderr is not a terminal\n"
     "  --quiet                  no progress and no summary\n"
     "  -h, --help               this help\n";
@@ -40,6 +51,8 @@ typedef struct run_opts {
     const char *backend;
     int threads;
     int force, quiet, progress;
+    int64_t checkpoint_every; /* -1: not given */
+    const char *resume;       /* checkpoint path, or NULL */
 } run_opts;
 
 /* Command-line shortcuts are scenario keys under another name. */
@@ -134,9 +147,11 @@ static int dump_field(sim *s, float *buf, const char *dir, sim_err *err)
     return app_write_npy(path, buf, sc->width, sc->height, err);
 }
 
+/* `from`: the step this process started at (a resumed run's checkpoint step, else 0); the rate
+ * counts the steps this process ran. */
 static int write_run_json(const char *dir, const sim_scenario *sc, const char *backend,
-                          int threads, int64_t steps, double wall, uint64_t checksum,
-                          sim_err *err)
+                          int threads, int64_t steps, int64_t from, double wall,
+                          uint64_t checksum, sim_err *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -145,9 +160,12 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
         return sim_err_set(err, SIM_ENOMEM, "out of memory for run.json");
     fprintf(m, "{\n  \"version\": \"%s\",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n"
             "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"wall_seconds\": %.3f,\n"
-            "  \"steps_per_second\": %.3f,\n  \"final_checksum\": \"%016" PRIx64 "\",\n"
-            "  \"scenario\": ", HORIZON_VERSION, backend, threads, sc->seed, steps, wall,
-            wall > 0 ? (double)steps / wall : 0.0, checksum);
+            "  \"steps_per_second\": %.3f,\n  \"final_checksum\": \"%016" PRIx64 "\",\n",
+            HORIZON_VERSION, backend, threads, sc->seed, steps, wall,
+            wall > 0 ? (double)(steps - from) / wall : 0.0, checksum);
+    if (from > 0)
+        fprintf(m, "  \"resumed_from_step\": %" PRId64 ",\n", from);
+    fputs("  \"scenario\": ", m);
     sim_scenario_write_json(sc, m, 2);
     fputs("\n}\n", m);
     fclose(m);
@@ -158,10 +176,129 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
     return rc;
 }
 
-static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc)
+/* The first scenario key whose value differs between a and b (output.dir aside): 1 with
+ * "section.key: 'A' vs 'B'" in what, 0 when they agree, -1 without memory. Compares the INI
+ * text, so that every key counts, present and future. */
+static int scenario_diff(const sim_scenario *a, const sim_scenario *b, char *what, size_t n)
+{
+    sim_scenario x = *a, y = *b;
+    strcpy(x.dir, ".");
+    strcpy(y.dir, ".");
+    char *ta = NULL, *tb = NULL;
+    size_t la, lb;
+    FILE *ma = open_memstream(&ta, &la), *mb = open_memstream(&tb, &lb);
+    int rc = -1;
+    if (ma && mb) {
+        sim_scenario_write_ini(&x, ma);
+        sim_scenario_write_ini(&y, mb);
+    }
+    if (ma)
+        fclose(ma);
+    if (mb)
+        fclose(mb);
+    if (ma && mb && ta && tb) {
+        rc = 0;
+        char section[64] = "";
+        for (char *p = ta, *q = tb; *p && *q;) {
+            size_t lp = strcspn(p, "\n"), lq = strcspn(q, "\n");
+            if (p[0] == '[')
+                snprintf(section, sizeof section, "%.*s", (int)(lp > 2 ? lp - 2 : 0), p + 1);
+            if (lp != lq || memcmp(p, q, lp) != 0) {
+                size_t k = strcspn(p, " =");
+                const char *va = p + k + (p[k] == ' ' ? 3 : 0), *vb = q + k + (q[k] == ' ' ? 3 : 0);
+                snprintf(what, n, "%s.%.*s: '%.*s' in the checkpoint, '%.*s' asked", section,
+                         (int)k, p, (int)(p + lp - va), va, (int)(q + lq - vb), vb);
+                rc = 1;
+                break;
+            }
+            p += lp + (p[lp] != '\0');
+            q += lq + (q[lq] != '\0');
+        }
+    }
+    free(ta);
+    free(tb);
+    return rc;
+}
+
+/* Whether two paths name the same directory. */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* --resume: the scenario comes from the checkpoint and the output directory is the
+ * checkpoint's; options that repeat the checkpoint's values are fine, of the scenario only
+ * run.steps (--steps, the total) may change. Prints the error. */
+static int load_resume(const run_opts *o, sim_scenario *sc, sim_checkpoint *ck)
+{
+    static const char only[] = "only --steps (the total), --backend, --threads, "
+                               "--checkpoint-every, --progress and --quiet may change";
+    if (o->scenario || o->force) {
+        fprintf(stderr, "horizon run: --resume takes the scenario and the output directory from "
+                "the checkpoint; '%s' cannot be given with it (%s)\n",
+                o->scenario ? o->scenario : "--force", only);
+        return SIM_EINVAL;
+    }
+    sim_err err;
+    int rc = sim_checkpoint_read(o->resume, ck, &err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "horizon: %s\n", err.msg);
+        return rc;
+    }
+    char dir[SIM_PATH_MAX];
+    const char *slash = strrchr(o->resume, '/');
+    size_t n = slash ? (size_t)(slash - o->resume) : 0;
+    if (n >= sizeof dir) {
+        fprintf(stderr, "horizon: %s: path too long\n", o->resume);
+        rc = SIM_EINVAL;
+    } else if (!slash) {
+        strcpy(dir, ".");
+    } else {
+        memcpy(dir, o->resume, n ? n : 1); /* "/checkpoint.hzc" lives in "/" */
+        dir[n ? n : 1] = '\0';
+    }
+    *sc = ck->sc;
+    strcpy(sc->dir, dir);
+    for (int i = 0; rc == SIM_OK && i < o->n_sets; i++)
+        if ((rc = sim_scenario_set(sc, o->sets[i], &err)) != SIM_OK)
+            fprintf(stderr, "horizon: %s\n", err.msg);
+    char what[256];
+    sim_scenario asked = *sc;
+    asked.steps = ck->sc.steps;
+    if (rc == SIM_OK && strcmp(sc->dir, dir) != 0 && !same_dir(sc->dir, dir)) {
+        fprintf(stderr, "horizon run: --out %s: a resumed run writes next to its checkpoint, "
+                "in %s (%s)\n", sc->dir, dir, only);
+        rc = SIM_EINVAL;
+    } else if (rc == SIM_OK && (n = (size_t)scenario_diff(&ck->sc, &asked, what, sizeof what))) {
+        if ((int)n < 0)
+            fprintf(stderr, "horizon: out of memory\n");
+        else
+            fprintf(stderr, "horizon run: --resume: %s; the run goes on with the checkpoint's "
+                    "scenario (%s)\n", what, only);
+        rc = (int)n < 0 ? SIM_ENOMEM : SIM_EINVAL;
+    }
+    strcpy(sc->dir, dir);
+    if (rc == SIM_OK && sc->steps < ck->step) {
+        fprintf(stderr, "horizon: --steps %lld: the checkpoint is at step %lld already (--steps "
+                "counts the steps of the whole run)\n", (long long)sc->steps,
+                (long long)ck->step);
+        rc = SIM_EINVAL;
+    }
+    if (rc != SIM_OK) {
+        sim_checkpoint_release(ck);
+        return rc;
+    }
+    ck->sc = *sc;
+    return SIM_OK;
+}
+
+static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_checkpoint *ck)
 {
     memset(o, 0, sizeof *o);
     o->backend = "auto";
+    o->checkpoint_every = -1;
     char **sets = calloc((size_t)argc * 2 + 2, sizeof *sets);
     char **owned = calloc((size_t)argc * 2 + 2, sizeof *owned);
     int n_owned = 0, bad = 0, rc = SIM_EINVAL;
@@ -209,6 +346,12 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc)
                 owned[n_owned++] = sets[o->n_sets++] = a1;
                 owned[n_owned++] = sets[o->n_sets++] = a2;
             }
+        } else if (app_opt(argc, argv, &i, "--checkpoint-every", &v, &bad)) {
+            if (!bad && !app_parse_i64("--checkpoint-every", v, 0, INT64_MAX,
+                                       &o->checkpoint_every))
+                bad = 1;
+        } else if (app_opt(argc, argv, &i, "--resume", &v, &bad)) {
+            o->resume = v;
         } else if (strcmp(a, "--force") == 0) {
             o->force = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
@@ -242,7 +385,8 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc)
         }
     }
     if (!bad)
-        rc = app_load_scenario(o->scenario, o->sets, o->n_sets, sc);
+        rc = o->resume ? load_resume(o, sc, ck)
+                       : app_load_scenario(o->scenario, o->sets, o->n_sets, sc);
 done:
     for (int i = 0; i < n_owned; i++)
         free(owned[i]);
@@ -257,121 +401,269 @@ static int due(int64_t step, int64_t every)
     return every > 0 && step % every == 0;
 }
 
+/* ---- signals ----
+ * The one mutable global of the app, because a signal handler can reach nothing else: the first
+ * SIGINT/SIGTERM asks the run loop to stop after the current step; a second one exits at once. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    if (stop_signal) {
+        /* Files under final names are written whole and renamed into place (stats.csv one whole
+         * row per write), so leaving now leaves at worst *.tmp files, which --resume removes. */
+        static const char msg[] = "\nhorizon: second signal: exiting at once\n";
+        ssize_t r = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)r;
+        _exit(128 + sig);
+    }
+    stop_signal = sig;
+}
+
+typedef struct saved_signals {
+    struct sigaction sigint, sigterm;
+} saved_signals;
+
+static void signals_install(saved_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* a write in progress goes on instead of failing with EINTR */
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old->sigint);
+    sigaction(SIGTERM, &sa, &old->sigterm);
+}
+
+static void signals_restore(const saved_signals *old)
+{
+    sigaction(SIGINT, &old->sigint, NULL);
+    sigaction(SIGTERM, &old->sigterm, NULL);
+}
+
+/* ---- the run ---- */
+
+/* What a run holds, so that one cleanup path releases it. */
+typedef struct run_ctx {
+    sim_scenario sc;
+    sim *s;
+    FILE *stats;
+    frames fr;
+    float *dump;
+    sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
+    int64_t ckpt_every;
+    int64_t last_ckpt; /* step of the newest checkpoint on disk, -1: none */
+    char stats_path[SIM_PATH_MAX + 16];
+    char ckpt_path[SIM_PATH_MAX + 32];
+} run_ctx;
+
+static void run_release(run_ctx *r)
+{
+    if (r->stats)
+        fclose(r->stats);
+    r->stats = NULL;
+    frames_release(&r->fr);
+    memset(&r->fr, 0, sizeof r->fr);
+    free(r->dump);
+    r->dump = NULL;
+    sim_checkpoint_release(&r->ck);
+    sim_destroy(r->s);
+    r->s = NULL;
+}
+
+/* Writes DIR/checkpoint.hzc for the current step. The queued frames are written and stats.csv
+ * synced first, so every row and frame up to a checkpoint's step is on disk before it: a resume
+ * never has gaps. */
+static int checkpoint(run_ctx *r, sim_err *err)
+{
+    int rc;
+    if (r->fr.queue && (rc = render_queue_finish(r->fr.queue, err)) != SIM_OK)
+        return rc;
+    if (r->stats && fsync(fileno(r->stats)) != 0)
+        return sim_err_set(err, SIM_EIO, "%s: fsync failed: %s", r->stats_path, strerror(errno));
+    if ((rc = sim_checkpoint_capture(&r->ck, r->s, r->ckpt_every, err)) != SIM_OK)
+        return rc;
+    if ((rc = sim_checkpoint_write(&r->ck, r->ckpt_path, err)) != SIM_OK)
+        return rc;
+    r->last_ckpt = sim_steps_done(r->s);
+    return SIM_OK;
+}
+
+/* Sets up the outputs and the simulation: fresh, or from the checkpoint already in r->ck. */
+static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, int threads,
+                    sim_err *err)
+{
+    const sim_scenario *sc = &r->sc;
+    const char *dir = sc->dir;
+    int64_t cells = (int64_t)sc->width * sc->height;
+    int rc = o->resume ? app_output_resume(dir, r->ck.step, sc, err)
+                       : app_output_prepare(dir, o->force, sc->frames_every > 0,
+                                            sc->dump_fields_every > 0, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (o->resume) {
+        rc = sim_checkpoint_restore(&r->ck, ops, threads, &r->s, err);
+    } else {
+        rc = sim_create(sc, ops, threads, &r->s, err);
+        if (rc == SIM_OK)
+            rc = sim_checkpoint_init(&r->ck, sc, err);
+    }
+    if (rc == SIM_OK && sc->stats_every > 0)
+        rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
+                       : app_stats_open(dir, &r->stats, err);
+    if (rc == SIM_OK && sc->frames_every > 0) {
+        rc = frames_init(&r->fr, sc, sim_agent_count(r->s), err);
+        /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
+        r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
+    }
+    if (rc == SIM_OK && sc->dump_fields_every > 0 &&
+        !(r->dump = malloc((size_t)cells * sizeof *r->dump)))
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory for field dumps");
+    return rc;
+}
+
 int app_run_main(int argc, char **argv)
 {
     run_opts o;
-    sim_scenario sc;
-    int rc = parse_args(argc, argv, &o, &sc);
+    run_ctx r;
+    memset(&r, 0, sizeof r);
+    int rc = parse_args(argc, argv, &o, &r.sc, &r.ck);
     if (rc == -1)
         return APP_EXIT_OK;
     if (rc != SIM_OK)
         return app_exit_code(rc == SIM_EIO ? SIM_EINVAL : rc);
+    const sim_scenario *sc = &r.sc;
+    const char *dir = sc->dir;
+    const int64_t start = o.resume ? r.ck.step : 0;
+    r.ckpt_every = o.checkpoint_every >= 0 ? o.checkpoint_every
+                                           : (o.resume ? r.ck.checkpoint_every : 0);
+    r.last_ckpt = o.resume ? start : -1;
+    snprintf(r.stats_path, sizeof r.stats_path, "%s/stats.csv", dir);
+    snprintf(r.ckpt_path, sizeof r.ckpt_path, "%s/checkpoint.hzc", dir);
 
     const sim_backend_ops *ops;
     rc = app_pick_backend(o.backend, &ops, o.quiet);
-    if (rc != SIM_OK)
+    if (rc != SIM_OK) {
+        sim_checkpoint_release(&r.ck);
         return app_exit_code(rc);
-    int threads = app_threads(o.threads);
-    const char *dir = sc.dir;
-
-    sim_err err = {{0}};
-    sim *s = NULL;
-    FILE *stats = NULL;
-    frames fr;
-    memset(&fr, 0, sizeof fr);
-    float *dump = NULL;
-    int64_t cells = (int64_t)sc.width * sc.height;
-    char stats_path[SIM_PATH_MAX + 16];
-    snprintf(stats_path, sizeof stats_path, "%s/stats.csv", dir);
-
-    rc = app_output_prepare(dir, o.force, sc.frames_every > 0, sc.dump_fields_every > 0, &err);
-    if (rc != SIM_OK)
-        goto fail;
-    rc = sim_create(&sc, ops, threads, &s, &err);
-    if (rc != SIM_OK)
-        goto fail;
-    if (sc.stats_every > 0 && (rc = app_stats_open(dir, &stats, &err)) != SIM_OK)
-        goto fail;
-    if (sc.frames_every > 0 && (rc = frames_init(&fr, &sc, sim_agent_count(s), &err)) != SIM_OK)
-        goto fail;
-    if (sc.dump_fields_every > 0 && !(dump = malloc((size_t)cells * sizeof *dump))) {
-        rc = sim_err_set(&err, SIM_ENOMEM, "out of memory for field dumps");
-        goto fail;
     }
-    if (!o.quiet)
-        fprintf(stderr, "horizon: %dx%d world, %lld agents, r=%d, %lld steps on %s%s\n",
-                sc.width, sc.height, (long long)sim_agent_count(s), sc.radius,
-                (long long)sc.steps, ops->name,
-                strcmp(ops->name, "cpu") == 0 ? (threads == 1 ? " (1 thread)" : "") : "");
-
-    /* Step 0 (the initial state) gets a frame and a dump too. */
-    if (sc.frames_every > 0 && (rc = frames_emit(&fr, s, dir, &err)) != SIM_OK)
-        goto fail;
-    if (sc.dump_fields_every > 0 && (rc = dump_field(s, dump, dir, &err)) != SIM_OK)
-        goto fail;
-
+    int threads = app_threads(o.threads);
+    saved_signals old_signals;
+    signals_install(&old_signals);
+    sim_err err = {{0}};
     app_progress prog;
-    app_progress_start(&prog, o.quiet ? -1 : o.progress, 0, sc.steps);
+    memset(&prog, 0, sizeof prog);
+
+    if ((rc = run_open(&r, &o, ops, threads, &err)) != SIM_OK)
+        goto fail;
+    if (!o.quiet) {
+        if (o.resume)
+            fprintf(stderr, "horizon: resuming %s at step %lld (written by the %s backend)\n",
+                    o.resume, (long long)start, r.ck.backend);
+        fprintf(stderr, "horizon: %dx%d world, %lld agents, r=%d, %lld steps on %s%s\n",
+                sc->width, sc->height, (long long)sim_agent_count(r.s), sc->radius,
+                (long long)sc->steps, ops->name,
+                strcmp(ops->name, "cpu") == 0 ? (threads == 1 ? " (1 thread)" : "") : "");
+    }
+
+    /* Step 0 (the initial state) gets a frame and a dump too; a resumed run has them. */
+    if (!o.resume && sc->frames_every > 0 && (rc = frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
+        goto fail;
+    if (!o.resume && sc->dump_fields_every > 0 &&
+        (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
+        goto fail;
+
+    app_progress_start(&prog, o.quiet ? -1 : o.progress, start, sc->steps);
     double t0 = app_now();
     uint64_t checksum = 0;
-    for (int64_t k = 1; k <= sc.steps; k++) {
-        int want = due(k, sc.stats_every);
+    int64_t k;
+    for (k = start + 1; k <= sc->steps && !stop_signal; k++) {
+        int want = due(k, sc->stats_every);
         sim_stats st;
-        rc = sim_step(s, want, &st);
+        rc = sim_step(r.s, want, &st);
         if (rc != SIM_OK) {
-            sim_err_set(&err, rc, "step %lld: %s", (long long)k, sim_errmsg(s));
+            sim_err_set(&err, rc, "step %lld: %s", (long long)k, sim_errmsg(r.s));
             goto fail;
         }
         if (want) {
             checksum = st.checksum;
-            if ((rc = app_stats_row(stats, &st, stats_path, &err)) != SIM_OK)
+            if ((rc = app_stats_row(r.stats, &st, r.stats_path, &err)) != SIM_OK)
                 goto fail;
         }
-        if (due(k, sc.frames_every) && (rc = frames_emit(&fr, s, dir, &err)) != SIM_OK)
+        if (due(k, sc->frames_every) && (rc = frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
             goto fail;
-        if (due(k, sc.dump_fields_every) && (rc = dump_field(s, dump, dir, &err)) != SIM_OK)
+        if (due(k, sc->dump_fields_every) && (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
+            goto fail;
+        if (due(k, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
         app_progress_update(&prog, k);
     }
-    if (fr.queue && (rc = render_queue_finish(fr.queue, &err)) != SIM_OK)
+    if (stop_signal) {
+        /* Interrupted: save the step just finished and say how to go on. */
+        int sig = stop_signal;
+        app_progress_end(&prog, k - 1);
+        if (r.last_ckpt != k - 1 && (rc = checkpoint(&r, &err)) != SIM_OK)
+            goto fail;
+        if (r.stats && fclose(r.stats) != 0) {
+            r.stats = NULL;
+            rc = sim_err_set(&err, SIM_EIO, "%s: write failed: %s", r.stats_path,
+                             strerror(errno));
+            goto fail;
+        }
+        r.stats = NULL;
+        fprintf(stderr, "horizon: %s after step %lld of %lld; checkpoint: %s\n"
+                "resume with: horizon run --resume %s\n",
+                sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)",
+                (long long)(k - 1), (long long)sc->steps, r.ckpt_path, r.ckpt_path);
+        run_release(&r);
+        signals_restore(&old_signals);
+        return sig == SIGINT ? APP_EXIT_SIGINT : APP_EXIT_SIGTERM;
+    }
+    if (r.fr.queue && (rc = render_queue_finish(r.fr.queue, &err)) != SIM_OK)
+        goto fail;
+    /* With checkpoints on, the end state is saved too, so that the run can be extended later
+     * (--resume with a larger --steps). */
+    if (r.ckpt_every > 0 && r.last_ckpt != sc->steps && (rc = checkpoint(&r, &err)) != SIM_OK)
         goto fail;
     double wall = app_now() - t0;
-    app_progress_end(&prog, sc.steps);
-    if (!due(sc.steps, sc.stats_every) && (rc = sim_checksum(s, &checksum)) != SIM_OK) {
-        sim_err_set(&err, rc, "%s", sim_errmsg(s));
+    app_progress_end(&prog, sc->steps);
+    if (!due(sc->steps, sc->stats_every) && (rc = sim_checksum(r.s, &checksum)) != SIM_OK) {
+        sim_err_set(&err, rc, "%s", sim_errmsg(r.s));
         goto fail;
     }
-    if (stats && fclose(stats) != 0) {
-        stats = NULL;
-        rc = sim_err_set(&err, SIM_EIO, "%s: write failed", stats_path);
+    if (r.stats && fclose(r.stats) != 0) {
+        r.stats = NULL;
+        rc = sim_err_set(&err, SIM_EIO, "%s: write failed: %s", r.stats_path, strerror(errno));
         goto fail;
     }
-    stats = NULL;
-    rc = write_run_json(dir, &sc, ops->name, threads, sc.steps, wall, checksum, &err);
+    r.stats = NULL;
+    rc = write_run_json(dir, sc, ops->name, threads, sc->steps, start, wall, checksum, &err);
     if (rc != SIM_OK)
         goto fail;
     if (!o.quiet) {
+        int64_t ran = sc->steps - start;
         printf("done: %lld steps in %.2f s (%.1f steps/s), final checksum %016" PRIx64 "\n",
-               (long long)sc.steps, wall, wall > 0 ? (double)sc.steps / wall : 0.0, checksum);
-        printf("output: %s/ (stats.csv, run.json%s%s)\n", dir,
-               sc.frames_every > 0 ? ", frames/" : "", sc.dump_fields_every > 0 ? ", fields/" : "");
-        if (sc.frames_every > 0)
+               (long long)ran, wall, wall > 0 ? (double)ran / wall : 0.0, checksum);
+        printf("output: %s/ (stats.csv, run.json%s%s%s)\n", dir,
+               sc->frames_every > 0 ? ", frames/" : "",
+               sc->dump_fields_every > 0 ? ", fields/" : "",
+               r.last_ckpt >= 0 ? ", checkpoint.hzc" : "");
+        if (sc->frames_every > 0)
             printf("video:  ffmpeg -framerate 30 -i %s/frames/frame_%%06d.png -c:v libx264 "
                    "-pix_fmt yuv420p %s/run.mp4\n", dir, dir);
     }
-    frames_release(&fr);
-    free(dump);
-    sim_destroy(s);
+    run_release(&r);
+    signals_restore(&old_signals);
     return APP_EXIT_OK;
 
 fail:
     fprintf(stderr, "horizon: %s\n", err.msg);
-    if (fr.queue)
-        render_queue_finish(fr.queue, &err);
-    if (stats)
-        fclose(stats);
-    frames_release(&fr);
-    free(dump);
-    sim_destroy(s);
+    if (r.fr.queue)
+        render_queue_finish(r.fr.queue, &err);
+    if (r.last_ckpt >= 0)
+        fprintf(stderr, "horizon: the last good checkpoint is %s (step %lld); continue with: "
+                "horizon run --resume %s\n", r.ckpt_path, (long long)r.last_ckpt, r.ckpt_path);
+    run_release(&r);
+    signals_restore(&old_signals);
     return app_exit_code(rc);
 }

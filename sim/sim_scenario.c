@@ -137,8 +137,15 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
             return sim_err_set(err, SIM_EINVAL,
                                "%s: [%s]: unknown section (allowed world|field|agents|run|output)",
                                where, section);
-        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (see the README's scenario "
-                           "reference)", where, section, key);
+        char names[256];
+        size_t used = 0;
+        names[0] = '\0';
+        for (size_t i = 0; i < NKEYS && used < sizeof names; i++)
+            if (strcmp(keys[i].section, section) == 0)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? "|" : "", keys[i].name);
+        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
+                           key, names);
     }
     char *field = (char *)sc + k->offset;
     switch (k->type) {
@@ -157,9 +164,10 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
     case K_U64: {
         char *end;
         errno = 0;
-        if (value[0] == '-' || value[0] == '\0')
+        /* strtoull would skip blanks and wrap "-1" around; base 10 like every other key */
+        if (value[0] < '0' || value[0] > '9')
             return bad(k, where, value, "not an unsigned integer", err);
-        unsigned long long u = strtoull(value, &end, 0);
+        unsigned long long u = strtoull(value, &end, 10);
         if (*end != '\0' || errno == ERANGE)
             return bad(k, where, value, "not an unsigned integer", err);
         *(uint64_t *)field = (uint64_t)u;
@@ -170,7 +178,9 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
         double v;
         if (!parse_number(value, integer, &v))
             return bad(k, where, value, integer ? "not an integer" : "not a number", err);
-        if (v < k->lo || v > k->hi || (k->lo_open && v == k->lo))
+        /* an open bound also refuses values that round to it as a float (1e-60 -> 0) */
+        if (v < k->lo || v > k->hi || (k->lo_open && v == k->lo) ||
+            (k->lo_open && k->type == K_FLOAT && (float)v == (float)k->lo))
             return bad(k, where, value, "out of range", err);
         if (k->type == K_INT)
             *(int *)field = (int)v;
@@ -202,7 +212,8 @@ typedef struct parse_ctx {
     const char *name;
     const char *text; /* remaining text */
     int line;
-    int failed;
+    int failed;    /* line of the first key the handler refused, 0 if none */
+    int long_line; /* line that did not fit libinih's buffer, 0 if none */
     sim_err *err;
 } parse_ctx;
 
@@ -220,8 +231,16 @@ static char *reader(char *buf, int size, void *stream)
             break;
     }
     buf[n] = '\0';
+    if (n == size - 1 && buf[n - 1] != '\n' && s[n] == '\n') {
+        n++; /* the line fits; only its newline did not */
+    } else if (n == size - 1 && buf[n - 1] != '\n' && s[n] != '\0') {
+        /* libinih would cut the line into pieces and parse each as a line (a shortened value,
+         * bogus line numbers): stop here and report it */
+        ctx->long_line = ctx->line + 1;
+        return NULL;
+    }
     ctx->text = s + n;
-    if (n > 0 && buf[n - 1] == '\n')
+    if (n > 0 && s[n - 1] == '\n')
         ctx->line++;
     return buf;
 }
@@ -236,24 +255,39 @@ static int handler(void *user, const char *section, const char *name, const char
     int line = ctx->line + (ctx->text[0] == '\0' && ctx->text[-1] != '\n' ? 1 : 0);
     snprintf(where, sizeof where, "%s:%d", ctx->name, line);
     if (sim_scenario_set_key(ctx->sc, section, name, value, where, ctx->err) != SIM_OK) {
-        ctx->failed = 1;
+        ctx->failed = line;
         return 0;
     }
     return 1;
 }
 
+/* sim_scenario_validate with the source of the values in front of its message. */
+static int validate_at(const sim_scenario *sc, const char *where, sim_err *err)
+{
+    sim_err inner;
+    int rc = sim_scenario_validate(sc, &inner);
+    if (rc != SIM_OK)
+        sim_err_set(err, rc, "%s: %s", where, inner.msg);
+    return rc;
+}
+
 int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *name, sim_err *err)
 {
-    parse_ctx ctx = {sc, name, text, 0, 0, err};
+    parse_ctx ctx = {sc, name, text, 0, 0, 0, err};
     int rc = ini_parse_stream(reader, &ctx, handler, &ctx);
-    if (ctx.failed)
-        return SIM_EINVAL;
-    if (rc > 0)
+    /* Report the first error of the text, whatever its kind; parsing stops at a long line. */
+    if (rc > 0 && (!ctx.failed || rc < ctx.failed))
         return sim_err_set(err, SIM_EINVAL, "%s:%d: syntax error (expected [section] or key = "
                            "value)", name, rc);
+    if (ctx.failed)
+        return SIM_EINVAL;
+    if (ctx.long_line)
+        return sim_err_set(err, SIM_EINVAL, "%s:%d: line too long (allowed at most %d "
+                           "characters; give longer values with --set)", name, ctx.long_line,
+                           INI_MAX_LINE - 1);
     if (rc < 0)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory while parsing", name);
-    return sim_scenario_validate(sc, err);
+    return validate_at(sc, name, err);
 }
 
 int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
@@ -321,7 +355,7 @@ int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err)
     int rc = sim_scenario_set_key(sc, buf, dot + 1, eq + 1, where, err);
     if (rc != SIM_OK)
         return rc;
-    return sim_scenario_validate(sc, err);
+    return validate_at(sc, where, err);
 }
 
 int64_t sim_scenario_agent_count(const sim_scenario *sc)

@@ -1,0 +1,281 @@
+/* gpu_backend.cu - the CUDA backend table: create/destroy, step, reads, checksum, horizon sums,
+ * paint, compose and tuning, all on one instance's stream. The C entry points at the edge of
+ * gpu/; the work is in gpu_step.cu, gpu_horizon.cu, gpu_jacobi.cu, gpu_stats.cu, gpu_view.cu. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_check.h"
+#include "gpu_policy.h"
+#include "gpu_state.h"
+
+extern "C" {
+#include "sim_rules.h"
+}
+
+int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err)
+{
+    *p = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return gpu_fail_devmem(err, bytes, what);
+    }
+    if (e != cudaSuccess)
+        return gpu_fail(err, e, __FILE__, __LINE__, what);
+    st->bytes += bytes;
+    return SIM_OK;
+}
+
+static void gpu_destroy(void *p)
+{
+    gpu_state *st = (gpu_state *)p;
+    if (!st)
+        return;
+    gpu_step_forget(st);
+    gpu_bins_free(&st->bins);
+    cudaFree(st->d_buf[0]);
+    cudaFree(st->d_buf[1]);
+    cudaFree(st->d_claim);
+    cudaFree(st->d_cells);
+    cudaFree(st->d_target);
+    cudaFree(st->d_key);
+    cudaFree(st->d_colsum);
+    cudaFree(st->d_ctl);
+    cudaFree(st->d_rgba);
+    cudaFreeHost(st->h_pin);
+    cudaFreeHost(st->h_colsum);
+    if (st->stream)
+        cudaStreamDestroy(st->stream);
+    free(st);
+}
+
+/* Derives the horizon plan from the tuning (mode, mapping) and drops captured graphs. */
+static int replan(gpu_state *st, sim_err *err)
+{
+    gpu_step_forget(st);
+    int mode = gpu_hz_choose_mode(&st->geom, st->n, st->tune.horizon_mode);
+    int mapping = st->tune.mapping ? st->tune.mapping : GPU_MAP_STRIP;
+    return gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err);
+}
+
+static int check_fits(const sim_scenario *sc, sim_err *err)
+{
+    size_t need = gpu_estimate_bytes(sc), free_b = 0, total_b = 0;
+    GPU_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
+    if (need > free_b)
+        return sim_err_set(err, SIM_EDEVMEM,
+                           "out of device memory: a %dx%d world with %lld agents needs %zu bytes "
+                           "(%.1f MiB), %zu bytes (%.1f MiB) free (try a smaller world or "
+                           "--backend cpu)",
+                           sc->width, sc->height, (long long)sim_scenario_agent_count(sc), need,
+                           need / 1048576.0, free_b, free_b / 1048576.0);
+    return SIM_OK;
+}
+
+static int create_inner(gpu_state *st, const float *field, const uint32_t *agents, sim_err *err)
+{
+    const size_t cells = (size_t)st->cells, n = (size_t)st->n;
+    GPU_TRY(check_fits(&st->sc, err));
+    GPU_CHECK(err, cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+    GPU_TRY(gpu_jacobi_init(err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_buf[0], cells * sizeof(float), "field", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_buf[1], cells * sizeof(float), "field", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_claim, cells * sizeof(unsigned long long), "claims",
+                      err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_colsum, (size_t)st->w * sizeof(double), "colsum", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_ctl, sizeof(gpu_ctl), "control", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_cells, (n ? n : 1) * sizeof(uint32_t), "agents", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_target, (n ? n : 1) * sizeof(uint32_t), "agents", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_key, (n ? n : 1) * sizeof(unsigned long long),
+                      "agents", err));
+    {
+        size_t before = gpu_bins_bytes(st->n, st->geom.ntiles);
+        int rc = gpu_bins_alloc(&st->bins, st->n, st->geom.ntiles, err);
+        if (rc == SIM_EDEVMEM) {
+            size_t free_b = 0, total_b = 0;
+            cudaMemGetInfo(&free_b, &total_b);
+            return sim_err_set(err, SIM_EDEVMEM,
+                               "out of device memory: %zu bytes asked for agent binning, %zu "
+                               "free (try a smaller world or --backend cpu)",
+                               before, free_b);
+        }
+        GPU_TRY(rc);
+        st->bytes += before;
+    }
+    GPU_CHECK(err, cudaMallocHost(&st->h_pin, sizeof(gpu_pinned)));
+    GPU_CHECK(err, cudaMallocHost(&st->h_colsum, (size_t)st->w * sizeof(double)));
+    memset(st->h_pin, 0, sizeof *st->h_pin);
+
+    GPU_CHECK(err, cudaMemcpyAsync(st->d_buf[0], field, cells * sizeof(float),
+                                   cudaMemcpyHostToDevice, st->stream));
+    if (n)
+        GPU_CHECK(err, cudaMemcpyAsync(st->d_cells, agents, n * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice, st->stream));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_buf[1], 0, cells * sizeof(float), st->stream));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_ctl, 0, sizeof(gpu_ctl), st->stream));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_target, 0, (n ? n : 1) * sizeof(uint32_t), st->stream));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_key, 0, (n ? n : 1) * sizeof(unsigned long long),
+                                   st->stream));
+    st->d_field = st->d_buf[0];
+    st->d_spare = st->d_buf[1];
+    GPU_TRY(gpu_step_mark(st, err));
+    GPU_TRY(replan(st, err));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    return SIM_OK;
+}
+
+static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
+                      int64_t n_agents, int threads, void **out, sim_err *err)
+{
+    (void)threads; /* the device decides its own parallelism */
+    *out = NULL;
+    char why[256];
+    if (gpu_probe(why, sizeof why) <= 0)
+        return sim_err_set(err, SIM_ENODEV, "cuda backend: %s", why);
+    gpu_state *st = (gpu_state *)calloc(1, sizeof *st);
+    if (!st)
+        return sim_err_set(err, SIM_ENOMEM, "cuda backend: out of host memory");
+    st->sc = *sc;
+    st->w = sc->width;
+    st->h = sc->height;
+    st->periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
+    st->cells = (int64_t)sc->width * sc->height;
+    st->n = n_agents;
+    st->threshold = sim_noise_threshold(sc->noise);
+    gpu_jac_from_scenario(sc, &st->jac);
+    gpu_hz_geometry(st->w, st->h, st->periodic, sc->radius, &st->geom);
+    cudaGetDevice(&st->device);
+    int rc = create_inner(st, field, agents, err);
+    if (rc != SIM_OK) {
+        gpu_destroy(st);
+        return rc;
+    }
+    *out = st;
+    return SIM_OK;
+}
+
+static int gpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    gpu_state *s = (gpu_state *)p;
+    GPU_TRY(gpu_step_run(s, step, want_stats, st, err));
+    st->step = step + 1;
+    st->agents = s->n;
+    return SIM_OK;
+}
+
+static int gpu_read_field(void *p, float *out, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    GPU_CHECK(err, cudaMemcpyAsync(out, st->d_field, (size_t)st->cells * sizeof(float),
+                                   cudaMemcpyDeviceToHost, st->stream));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    return SIM_OK;
+}
+
+static int gpu_read_agents(void *p, uint32_t *cells, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    if (st->n == 0)
+        return SIM_OK;
+    GPU_CHECK(err, cudaMemcpyAsync(cells, st->d_cells, (size_t)st->n * sizeof(uint32_t),
+                                   cudaMemcpyDeviceToHost, st->stream));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    return SIM_OK;
+}
+
+static int gpu_checksum(void *p, uint64_t *out, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    GPU_TRY(gpu_ctl_reset(st->d_ctl, st->stream, err));
+    GPU_TRY(gpu_stats_field(st->d_field, st->w, st->h, st->d_colsum, st->d_ctl, st->stream, err));
+    GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, st->stream, err));
+    GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
+                                   cudaMemcpyDeviceToHost, st->stream));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    *out = st->h_pin->ctl.checksum;
+    return SIM_OK;
+}
+
+/* Sums for arbitrary cells (tests, viewer): binned and summed by the same tile kernel as the
+ * step, in the instance's mode. Scratch is sized by n and freed before returning; the step never
+ * comes here. */
+static int horizon_inner(gpu_state *st, const uint32_t *cells, int64_t n, int64_t *sums,
+                         uint32_t **d_q, int64_t **d_s, gpu_bins *bins, sim_err *err)
+{
+    GPU_TRY(gpu_alloc(st, (void **)d_q, (size_t)n * sizeof(uint32_t), "horizon queries", err));
+    GPU_TRY(gpu_alloc(st, (void **)d_s, (size_t)n * SIM_NCAND * sizeof(int64_t), "horizon sums",
+                      err));
+    GPU_TRY(gpu_bins_alloc(bins, n, st->geom.ntiles, err));
+    GPU_CHECK(err, cudaMemcpyAsync(*d_q, cells, (size_t)n * sizeof(uint32_t),
+                                   cudaMemcpyHostToDevice, st->stream));
+    GPU_TRY(gpu_bins_build(bins, &st->geom, *d_q, n, st->stream, err));
+    GPU_TRY(gpu_hz_sums(&st->plan, bins, st->d_field, *d_q, *d_s, &st->d_ctl->queue, st->stream,
+                        err));
+    GPU_CHECK(err, cudaMemcpyAsync(sums, *d_s, (size_t)n * SIM_NCAND * sizeof(int64_t),
+                                   cudaMemcpyDeviceToHost, st->stream));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    return SIM_OK;
+}
+
+static int gpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    for (int64_t i = 0; i < n; i++)
+        if ((int64_t)cells[i] >= st->cells)
+            return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
+    if (n <= 0)
+        return SIM_OK;
+    uint32_t *d_q = NULL;
+    int64_t *d_s = NULL;
+    gpu_bins bins;
+    memset(&bins, 0, sizeof bins);
+    size_t before = st->bytes;
+    int rc = horizon_inner(st, cells, n, sums, &d_q, &d_s, &bins, err);
+    gpu_bins_free(&bins);
+    cudaFree(d_q);
+    cudaFree(d_s);
+    st->bytes = before;
+    return rc;
+}
+
+static int gpu_paint(void *p, int x, int y, int radius, float amount, sim_err *err)
+{
+    return gpu_view_paint((gpu_state *)p, x, y, radius, amount, err);
+}
+
+static int gpu_compose(void *p, const sim_view *view, uint8_t *rgba, sim_err *err)
+{
+    return gpu_view_compose((gpu_state *)p, view, rgba, err);
+}
+
+static const sim_backend_ops cuda_ops = {
+    "cuda",       gpu_create,  gpu_destroy, gpu_step,    gpu_read_field, gpu_read_agents,
+    gpu_checksum, gpu_horizon, gpu_paint,   gpu_compose,
+};
+
+extern "C" const sim_backend_ops *gpu_cuda_backend(void)
+{
+    return &cuda_ops;
+}
+
+extern "C" int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)backend;
+    if (t->horizon_mode < GPU_HMODE_AUTO || t->horizon_mode > GPU_HMODE_SPARSE)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: horizon_mode %d (allowed 0..2)",
+                           t->horizon_mode);
+    if (t->mapping < GPU_MAP_AUTO || t->mapping > GPU_MAP_DYNAMIC)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: mapping %d (allowed 0..3)", t->mapping);
+    if (t->fuse_max < 0 || t->fuse_max > GPU_JF_KMAX)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: fuse_max %d (allowed 0..%d)", t->fuse_max,
+                           GPU_JF_KMAX);
+    st->tune = *t;
+    return replan(st, err);
+}
+
+extern "C" int gpu_horizon_mode(void *backend)
+{
+    return ((gpu_state *)backend)->plan.mode;
+}

@@ -1,0 +1,64 @@
+/* gpu_backend.h - the CUDA backend's plain C API: the backend table that sim.h drives, device
+ * probing and reporting for `horizon info`, the GPU sections of `horizon bench`, and a tuning
+ * hook for tests and the bench. Nothing here needs CUDA headers; the .cu files implement it. */
+#ifndef GPU_BACKEND_H
+#define GPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "sim_backend.h"
+#include "sim_scenario.h"
+#include "sim_status.h"
+
+/* The CUDA backend table ("cuda"). Its create fails with SIM_ENODEV when no usable device or
+ * driver is present and with SIM_EDEVMEM (bytes asked, bytes free, a hint) when the world does
+ * not fit in device memory. Results are bit-identical to sim_cpu_backend(). */
+const sim_backend_ops *gpu_cuda_backend(void);
+
+/* Number of usable CUDA devices. When 0, `why` (n bytes, may be NULL) gets a one-line reason
+ * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
+int gpu_probe(char *why, size_t n);
+
+/* Prints the devices (name, compute capability, multiprocessors, free/total memory) to f, and for
+ * a scenario (may be NULL) the device memory the CUDA backend would allocate for it. */
+void gpu_info_print(FILE *f, const sim_scenario *sc);
+
+/* Device memory in bytes that create allocates for a scenario (an upper bound). */
+size_t gpu_estimate_bytes(const sim_scenario *sc);
+
+/* Runs the GPU sections of `horizon bench`: copy bandwidth, Jacobi (one sweep per pass, fused),
+ * horizon sums (tile-sum vs naive vs the seed-000 Thrust approach), the large scenario's full
+ * step on GPU and CPU, the Laplace exercise and the tile-mapping strategies. quick: smaller sizes
+ * and fewer repetitions; size: side of the large scenario's square grid (0: 4096). Writes a text
+ * table to `table` and, when json is not NULL, one JSON object member `"gpu": {...}` (no
+ * trailing comma or newline). Returns SIM_ENODEV without a device, SIM_EDEVMEM when a size does
+ * not fit, SIM_EINVAL when a result check fails. */
+int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
+
+/* Tuning of one backend instance (the `void *` that create returned, see
+ * sim_get_backend_state). Zero fields keep the automatic choice. */
+enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };
+enum { GPU_MAP_AUTO = 0, GPU_MAP_RAKE = 1, GPU_MAP_STRIP = 2, GPU_MAP_DYNAMIC = 3 };
+typedef struct gpu_tuning {
+    int horizon_mode; /* GPU_HMODE_* */
+    int mapping;      /* GPU_MAP_* (how tiles are handed to thread blocks) */
+    int fuse_max;     /* most Jacobi sweeps fused in one pass, 1..8; 0: automatic (8) */
+} gpu_tuning;
+
+/* Applies t to a CUDA backend instance; SIM_EINVAL for out-of-range values. */
+int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err);
+
+/* The horizon mode the instance uses now (GPU_HMODE_DENSE or GPU_HMODE_SPARSE). */
+int gpu_horizon_mode(void *backend);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

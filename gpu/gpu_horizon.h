@@ -1,0 +1,90 @@
+/* gpu_horizon.h - horizon sums on the device: agents binned by tile (radix sort on the tile key,
+ * run starts by block adjacent differences), the circular-stencil tile-sum kernel in its dense
+ * and sparse modes under three tile mappings, and the naive per-agent kernel it is checked
+ * against. Internal to gpu/ (C++). */
+#ifndef GPU_HORIZON_H
+#define GPU_HORIZON_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "sim_status.h"
+}
+
+/* Geometry of the tiling for one grid and radius. The grid is cut into T x T tiles; a block
+ * holds its tile plus a halo of R = r + 1 (the candidates sit one cell off the agent) as
+ * per-row prefix sums P[RS][PW] of the fixed-point field (int64), RS = T + 2R, PW = RS + 1, and
+ * in dense mode the disk sums D[DW][DW] of the tile plus a ring of one, DW = T + 2. */
+typedef struct gpu_hz_geom {
+    int w, h, periodic, r;
+    int T, R, RS, PW, DW;
+    int ntx, nty, ntiles;
+} gpu_hz_geom;
+
+/* A launch plan: geometry, mode (GPU_HMODE_DENSE/SPARSE), mapping (GPU_MAP_RAKE/STRIP/DYNAMIC),
+ * persistent grid size and dynamic shared memory in bytes. */
+typedef struct gpu_hz_plan {
+    gpu_hz_geom g;
+    int mode, mapping;
+    int blocks;
+    size_t smem;
+} gpu_hz_plan;
+
+/* Tile keys and agent ids before and after sorting, tile run starts (ntiles + 1) and CUB's
+ * scratch, sized once for `cap` agents. */
+typedef struct gpu_bins {
+    uint32_t *d_key_in, *d_key_out, *d_id_in, *d_id_out, *d_begin;
+    void *d_temp;
+    size_t temp_bytes;
+    int64_t cap;
+    int ntiles, key_bits;
+} gpu_bins;
+
+/* What the decide step needs besides the sums (all device pointers but seed/threshold). */
+typedef struct gpu_decide_args {
+    uint64_t seed;
+    uint64_t threshold;                 /* sim_noise_threshold(noise) */
+    const unsigned long long *d_step;   /* steps completed before this one */
+    unsigned long long *d_claim;        /* per cell: 0 empty, UINT64_MAX occupied, else a claim */
+    uint32_t *d_target;                 /* per agent: claimed cell, or its own cell */
+    unsigned long long *d_key;          /* per agent: its claim key when it claimed */
+} gpu_decide_args;
+
+/* Fills g for a grid and radius (chooses the tile side from the shared memory it needs). */
+void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g);
+
+/* Mode for n agents: `forced` when not GPU_HMODE_AUTO (dense falls back to sparse when its
+ * shared memory does not fit), else from density and radius (gpu_policy.h). */
+int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced);
+
+/* Sets the kernels' shared-memory limit and sizes the persistent grid from occupancy. */
+int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err);
+
+/* Bytes gpu_bins_alloc takes for cap agents (CUB's scratch queried from the library). */
+size_t gpu_bins_bytes(int64_t cap, int ntiles);
+int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err);
+void gpu_bins_free(gpu_bins *b);
+
+/* Sorts the n cells (device, indexed by agent/query id) by tile: d_id_out lists the ids tile by
+ * tile, d_begin[t] .. d_begin[t+1] is tile t's run. Stable, so the order is deterministic. */
+int gpu_bins_build(gpu_bins *b, const gpu_hz_geom *g, const uint32_t *d_cells, int64_t n,
+                   cudaStream_t s, sim_err *err);
+
+/* Tile-sum kernel, decide flavour: for every binned agent the 9 candidate sums, the decision
+ * (sim_decide) and the claim (64-bit atomicMax) of an empty target. d_queue: one counter for the
+ * dynamic mapping (reset here). */
+int gpu_hz_decide(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
+                  const uint32_t *d_cells, const gpu_decide_args *a, unsigned *d_queue,
+                  cudaStream_t s, sim_err *err);
+
+/* Tile-sum kernel, sums flavour: d_sums[9*i + c] for the n binned cells. */
+int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
+                const uint32_t *d_cells, int64_t *d_sums, unsigned *d_queue, cudaStream_t s,
+                sim_err *err);
+
+/* The naive baseline: one thread per cell looping over the (2r+1)^2 box of each candidate. */
+int gpu_hz_naive(const gpu_hz_geom *g, const float *d_field, const uint32_t *d_cells, int64_t n,
+                 int64_t *d_sums, cudaStream_t s, sim_err *err);
+
+#endif

@@ -1,0 +1,143 @@
+/* gpu_info.cu - devices and errors: probing without crashing when there is no driver, the
+ * `horizon info` report, the device-memory estimate, and the conversion of CUDA errors into
+ * sim_status codes with file:line (gpu_check.h). */
+#include <string.h>
+
+#include "gpu_check.h"
+#include "gpu_horizon.h"
+#include "gpu_state.h"
+
+int gpu_fail_devmem(sim_err *err, size_t asked, const char *what)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        cudaGetLastError();
+    return sim_err_set(err, SIM_EDEVMEM,
+                       "out of device memory: %zu bytes (%.1f MiB) asked for %s, %zu bytes "
+                       "(%.1f MiB) free (try a smaller world or --backend cpu)",
+                       asked, asked / 1048576.0, what, free_b, free_b / 1048576.0);
+}
+
+static int is_nodev(cudaError_t e)
+{
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+           e == cudaErrorInitializationError || e == cudaErrorNoKernelImageForDevice ||
+           e == cudaErrorInvalidDeviceFunction || e == cudaErrorCompatNotSupportedOnDevice ||
+           e == cudaErrorSystemDriverMismatch;
+}
+
+int gpu_fail(sim_err *err, cudaError_t e, const char *file, int line, const char *what)
+{
+    cudaGetLastError(); /* clear a non-sticky error so that later calls report their own */
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (e == cudaErrorMemoryAllocation)
+        return gpu_fail_devmem(err, 0, what);
+    int code = is_nodev(e) ? SIM_ENODEV : SIM_EDEVICE;
+    return sim_err_set(err, code, "cuda: %s (%s) at gpu/%s:%d in %.160s", cudaGetErrorString(e),
+                       cudaGetErrorName(e), base, line, what);
+}
+
+cudaError_t gpu_launch_status(cudaStream_t s)
+{
+    cudaError_t e = cudaGetLastError();
+#ifdef HORIZON_GPU_SYNC
+    if (e == cudaSuccess) {
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone)
+            e = cudaStreamSynchronize(s);
+    }
+#else
+    (void)s;
+#endif
+    return e;
+}
+
+/* A kernel that only exists to ask whether this build has code for the device. */
+__global__ void probe_kernel(int *p)
+{
+    if (p)
+        *p = 1;
+}
+
+extern "C" int gpu_probe(char *why, size_t n)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        if (why && n) {
+            if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
+                snprintf(why, n, "no CUDA device found");
+            else if (e == cudaErrorInsufficientDriver)
+                snprintf(why, n, "no CUDA driver, or one older than this build needs");
+            else
+                snprintf(why, n, "CUDA unavailable: %s", cudaGetErrorString(e));
+        }
+        return 0;
+    }
+    cudaFuncAttributes fa;
+    e = cudaFuncGetAttributes(&fa, probe_kernel);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        if (why && n) {
+            cudaDeviceProp prop;
+            memset(&prop, 0, sizeof prop);
+            cudaGetDeviceProperties(&prop, 0);
+            cudaGetLastError();
+            snprintf(why, n, "%s (compute capability %d.%d) cannot run this build: %s", prop.name,
+                     prop.major, prop.minor, cudaGetErrorString(e));
+        }
+        return 0;
+    }
+    if (why && n)
+        why[0] = '\0';
+    return count;
+}
+
+extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
+{
+    size_t cells = (size_t)sc->width * (size_t)sc->height;
+    int64_t n = sim_scenario_agent_count(sc);
+    gpu_hz_geom g;
+    gpu_hz_geometry(sc->width, sc->height, sc->boundary == SIM_BOUNDARY_PERIODIC, sc->radius, &g);
+    size_t b = cells * (2 * sizeof(float) + sizeof(unsigned long long)); /* fields, claims */
+    b += (size_t)sc->width * sizeof(double) + sizeof(gpu_ctl);
+    b += (size_t)(n > 0 ? n : 1) * (2 * sizeof(uint32_t) + sizeof(unsigned long long));
+    b += gpu_bins_bytes(n, g.ntiles);
+    b += 4096; /* allocation rounding */
+    return b;
+}
+
+extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
+{
+    char why[256];
+    int count = gpu_probe(why, sizeof why);
+    if (count <= 0) {
+        fprintf(f, "cuda: no usable device (%s)\n", why);
+    } else {
+        int cur = 0;
+        cudaGetDevice(&cur);
+        for (int i = 0; i < count; i++) {
+            cudaDeviceProp prop;
+            size_t free_b = 0, total_b = 0;
+            if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+                cudaGetLastError();
+                continue;
+            }
+            if (cudaSetDevice(i) != cudaSuccess || cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+                cudaGetLastError();
+            fprintf(f, "cuda device %d: %s, compute capability %d.%d, %d multiprocessors, "
+                    "%.1f GiB free of %.1f GiB\n", i, prop.name, prop.major, prop.minor,
+                    prop.multiProcessorCount, free_b / 1073741824.0, total_b / 1073741824.0);
+        }
+        cudaSetDevice(cur);
+    }
+    if (sc) {
+        size_t b = gpu_estimate_bytes(sc);
+        int64_t cells = (int64_t)sc->width * sc->height, n = sim_scenario_agent_count(sc);
+        fprintf(f, "cuda memory estimate: %.1f MiB (%.1f B/cell + %.1f B/agent)\n",
+                b / 1048576.0, 16.0 + 8.0 / sc->height,
+                n > 0 ? (double)(b - (size_t)cells * 16) / (double)n : 0.0);
+    }
+}

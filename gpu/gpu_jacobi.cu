@@ -1,0 +1,469 @@
+/* gpu_jacobi.cu - Jacobi sweeps on the device (see gpu_jacobi.h).
+ *
+ * Bytes first: a sweep must read and write every cell once, 8 B/cell, so one sweep per pass is
+ * bounded by the copy bandwidth; the streaming kernel walks each column strip downwards with the
+ * north/centre/south rows in registers and east/west from warp shuffles, reading each cell from
+ * DRAM once. Only fusing K sweeps in one pass (a tile plus a halo of K in shared memory, the
+ * valid area shrinking by one per sweep) goes below 8 B/cell/sweep: ~(1 + 2K/RW)(1 + 2K/RH)*4 + 4
+ * bytes per cell for K sweeps.
+ *
+ * Arithmetic: sim_jacobi (sim_rules.h) with __fmul_rn/__fadd_rn, the same order as the CPU. The
+ * boundary rules per neighbour outside the grid: periodic wraps, wall uses the cell itself, fixed
+ * uses the edge's value. */
+#include "gpu_backend.h"
+#include "gpu_check.h"
+#include "gpu_jacobi.h"
+#include "gpu_policy.h"
+
+extern "C" {
+#include "sim_rules.h"
+}
+
+#define FULL_MASK 0xffffffffu
+
+void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p)
+{
+    p->w = sc->width;
+    p->h = sc->height;
+    p->boundary = sc->boundary;
+    p->fixed_top = sc->fixed_top;
+    p->fixed_bottom = sc->fixed_bottom;
+    p->fixed_left = sc->fixed_left;
+    p->fixed_right = sc->fixed_right;
+    p->a = sc->diffusion;
+    p->one_minus_a = 1.0f - sc->diffusion;
+    p->keep = 1.0f - sc->decay;
+}
+
+__device__ __forceinline__ int jwrap(int v, int n)
+{
+    v %= n;
+    return v < 0 ? v + n : v;
+}
+
+/* Max |o - c| with the CPU's "if (v > m) m = v" (a NaN difference never enters). */
+__device__ __forceinline__ void res_update(float &m, float o, float c)
+{
+    float d = fabsf(SIM_FSUB(o, c));
+    if (d > m)
+        m = d;
+}
+
+/* Warp max, then one atomicMax of the float bits (monotone for non-negative floats). */
+__device__ __forceinline__ void res_commit(float m, unsigned *res)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float t = __shfl_xor_sync(FULL_MASK, m, o);
+        m = t > m ? t : m;
+    }
+    if ((threadIdx.x & 31) == 0 && m > 0.0f)
+        atomicMax(res, __float_as_uint(m));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* One sweep per pass                                                                          */
+
+template <int VEC> struct jvec {
+    float v[VEC];
+};
+
+template <int VEC>
+__device__ __forceinline__ jvec<VEC> jload(const float *__restrict__ row, int x0, bool act)
+{
+    jvec<VEC> r;
+    if (VEC == 4) {
+        float4 t = act ? *reinterpret_cast<const float4 *>(row + x0) : make_float4(0, 0, 0, 0);
+        r.v[0] = t.x;
+        r.v[VEC > 1 ? 1 : 0] = t.y;
+        r.v[VEC > 2 ? 2 : 0] = t.z;
+        r.v[VEC > 3 ? 3 : 0] = t.w;
+    } else {
+        r.v[0] = act ? row[x0] : 0.0f;
+    }
+    return r;
+}
+
+template <int VEC> __device__ __forceinline__ jvec<VEC> jfill(float f)
+{
+    jvec<VEC> r;
+#pragma unroll
+    for (int j = 0; j < VEC; j++)
+        r.v[j] = f;
+    return r;
+}
+
+/* Thread mapping: blockDim (32, GPU_JS_WARPS); a thread owns VEC consecutive columns and walks
+ * GPU_JS_ROWS rows down, GPU_JS_BATCH rows at a time: the batch's south rows and edge values are
+ * all loaded before any is used, so each thread keeps several 16-byte loads in flight (one at a
+ * time leaves the memory system idle between rows). Lanes at a warp's edges take their outer
+ * neighbour from global memory (an L1/L2 hit: the neighbouring warp loads it). No shared memory. */
+template <int BND, int VEC>
+__global__ void __launch_bounds__(32 * GPU_JS_WARPS)
+js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
+          int decay)
+{
+    constexpr int B = GPU_JS_BATCH;
+    const int lane = threadIdx.x;
+    const int x0 = ((int)blockIdx.x * 32 + lane) * VEC;
+    const int yb = ((int)blockIdx.y * GPU_JS_WARPS + (int)threadIdx.y) * GPU_JS_ROWS;
+    if (yb >= p.h)
+        return; /* whole warp */
+    const int ye = yb + GPU_JS_ROWS < p.h ? yb + GPU_JS_ROWS : p.h;
+    const bool act = x0 < p.w;
+    const size_t w = (size_t)p.w;
+    const int xw = x0 - 1, xe = x0 + VEC;
+    /* Where the outer neighbours come from: another lane, global memory, or the boundary. */
+    const bool w_load = act && (xw < 0 ? BND == SIM_BOUNDARY_PERIODIC : lane == 0);
+    const bool e_load = act && (xe >= p.w ? BND == SIM_BOUNDARY_PERIODIC : lane == 31);
+    const int w_col = xw < 0 ? p.w - 1 : xw, e_col = xe >= p.w ? xe - p.w : xe;
+
+    jvec<VEC> c = jload<VEC>(src + yb * w, x0, act), n;
+    if (yb > 0)
+        n = jload<VEC>(src + (yb - 1) * w, x0, act);
+    else if (BND == SIM_BOUNDARY_PERIODIC)
+        n = jload<VEC>(src + (p.h - 1) * w, x0, act);
+    else if (BND == SIM_BOUNDARY_WALL)
+        n = c;
+    else
+        n = jfill<VEC>(p.fixed_top);
+    float m = 0.0f;
+    for (int y = yb; y < ye; y += B) {
+        jvec<VEC> raw[B];
+        float wl[B], el[B];
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const int yy = y + b, ys = yy + 1 < p.h ? yy + 1 : 0;
+            const bool live = yy < ye;
+            raw[b] = jload<VEC>(src + ys * w, x0,
+                                act && live && (yy + 1 < p.h || BND == SIM_BOUNDARY_PERIODIC));
+            const float *row = src + yy * w;
+            wl[b] = live && w_load ? row[w_col] : 0.0f;
+            el[b] = live && e_load ? row[e_col] : 0.0f;
+        }
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const int yy = y + b;
+            if (yy >= ye)
+                break; /* uniform across the warp */
+            jvec<VEC> s;
+            if (yy + 1 < p.h || BND == SIM_BOUNDARY_PERIODIC)
+                s = raw[b];
+            else if (BND == SIM_BOUNDARY_WALL)
+                s = c;
+            else
+                s = jfill<VEC>(p.fixed_bottom);
+            float wv = __shfl_up_sync(FULL_MASK, c.v[VEC - 1], 1);
+            float ev = __shfl_down_sync(FULL_MASK, c.v[0], 1);
+            if (act) {
+                if (w_load)
+                    wv = wl[b];
+                else if (xw < 0)
+                    wv = BND == SIM_BOUNDARY_WALL ? c.v[0] : p.fixed_left;
+                if (e_load)
+                    ev = el[b];
+                else if (xe >= p.w)
+                    ev = BND == SIM_BOUNDARY_WALL ? c.v[VEC - 1] : p.fixed_right;
+                float o[VEC];
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    float e = j < VEC - 1 ? c.v[j < VEC - 1 ? j + 1 : j] : ev;
+                    float wj = j > 0 ? c.v[j > 0 ? j - 1 : 0] : wv;
+                    o[j] = sim_jacobi(c.v[j], n.v[j], s.v[j], e, wj, p.a, p.one_minus_a);
+                    if (res)
+                        res_update(m, o[j], c.v[j]);
+                    if (decay)
+                        o[j] = SIM_FMUL(o[j], p.keep);
+                }
+                float *out = dst + yy * w + x0;
+                if (VEC == 4)
+                    *reinterpret_cast<float4 *>(out) = make_float4(
+                        o[0], o[VEC > 1 ? 1 : 0], o[VEC > 2 ? 2 : 0], o[VEC > 3 ? 3 : 0]);
+                else
+                    out[0] = o[0];
+            }
+            n = c;
+            c = raw[b];
+        }
+    }
+    if (res)
+        res_commit(m, res);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* K sweeps per pass                                                                           */
+
+/* One update of the cell at grid (gx, gy) for the fused kernel: periodic regions hold wrapped
+ * copies, so the stencil is unconditional; bounded grids substitute the boundary values at the
+ * edges and leave cells outside the grid at 0 (never read by a cell inside). */
+template <int BND>
+__device__ __forceinline__ float jf_update(const gpu_jac &p, float c, float n, float s, float e,
+                                           float w, int gx, int gy)
+{
+    if (BND != SIM_BOUNDARY_PERIODIC) {
+        if (gx < 0 || gx >= p.w || gy < 0 || gy >= p.h)
+            return 0.0f;
+        const bool wall = BND == SIM_BOUNDARY_WALL;
+        if (gy == 0)
+            n = wall ? c : p.fixed_top;
+        if (gy == p.h - 1)
+            s = wall ? c : p.fixed_bottom;
+        if (gx == 0)
+            w = wall ? c : p.fixed_left;
+        if (gx == p.w - 1)
+            e = wall ? c : p.fixed_right;
+    }
+    return sim_jacobi(c, n, s, e, w, p.a, p.one_minus_a);
+}
+
+/* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
+ * conflict-free), warp w owns rows 8w..8w+7 of the RH = 64 high region. Shared memory: two
+ * RH x RW float buffers (64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
+ * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
+ * which never reaches the inner part after K sweeps. */
+template <int K, int BND>
+__global__ void __launch_bounds__(GPU_JF_THREADS)
+jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
+          int decay, int cheap_wrap)
+{
+    constexpr int RW = GPU_JF_RW, RH = GPU_JF_RH, TX = RW - 2 * K, TY = RH - 2 * K;
+    constexpr int RPW = RH / (GPU_JF_THREADS / 32);
+    extern __shared__ float4 jf_smem[];
+    float *buf0 = reinterpret_cast<float *>(jf_smem);
+    float *buf1 = buf0 + RH * RW;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int gx0 = (int)blockIdx.x * TX - K, gy0 = (int)blockIdx.y * TY - K;
+
+    /* All 4 x RPW loads of a thread are requested before any is stored: the load phase is
+     * latency-bound otherwise. */
+    float v[RPW][RW / 32];
+#pragma unroll
+    for (int q = 0; q < RPW; q++) {
+        const int rr = warp * RPW + q;
+        int gy = gy0 + rr;
+        bool row_ok = true;
+        if (BND == SIM_BOUNDARY_PERIODIC)
+            gy = cheap_wrap ? (gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy)) : jwrap(gy, p.h);
+        else
+            row_ok = gy >= 0 && gy < p.h;
+#pragma unroll
+        for (int k = 0; k < RW / 32; k++) {
+            int gx = gx0 + lane + 32 * k;
+            v[q][k] = 0.0f;
+            if (BND == SIM_BOUNDARY_PERIODIC) {
+                gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
+                                : jwrap(gx, p.w);
+                v[q][k] = src[(size_t)gy * p.w + gx];
+            } else if (row_ok && gx >= 0 && gx < p.w) {
+                v[q][k] = src[(size_t)gy * p.w + gx];
+            }
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < RPW; q++)
+#pragma unroll
+        for (int k = 0; k < RW / 32; k++)
+            buf0[(warp * RPW + q) * RW + lane + 32 * k] = v[q][k];
+    __syncthreads();
+
+    float m = 0.0f;
+    const int gxl = gx0 + lane * 4;
+#pragma unroll 1
+    for (int t = 0; t < K; t++) {
+        const float *in = (t & 1) ? buf1 : buf0;
+        float *out = (t & 1) ? buf0 : buf1;
+        const int r0 = warp * RPW;
+        float4 n = reinterpret_cast<const float4 *>(in + (r0 > 0 ? r0 - 1 : 0) * RW)[lane];
+        float4 c = reinterpret_cast<const float4 *>(in + r0 * RW)[lane];
+#pragma unroll 2
+        for (int rr = r0; rr < r0 + RPW; rr++) {
+            float4 s = reinterpret_cast<const float4 *>(in + (rr + 1 < RH ? rr + 1 : rr) * RW)[lane];
+            float wv = __shfl_up_sync(FULL_MASK, c.w, 1);
+            float ev = __shfl_down_sync(FULL_MASK, c.x, 1);
+            const int gy = gy0 + rr;
+            float4 o;
+            o.x = jf_update<BND>(p, c.x, n.x, s.x, c.y, wv, gxl, gy);
+            o.y = jf_update<BND>(p, c.y, n.y, s.y, c.z, c.x, gxl + 1, gy);
+            o.z = jf_update<BND>(p, c.z, n.z, s.z, c.w, c.y, gxl + 2, gy);
+            o.w = jf_update<BND>(p, c.w, n.w, s.w, ev, c.z, gxl + 3, gy);
+            if (res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
+                const int col = lane * 4;
+                if (col + 0 >= K && col + 0 < RW - K && gxl + 0 < p.w) res_update(m, o.x, c.x);
+                if (col + 1 >= K && col + 1 < RW - K && gxl + 1 < p.w) res_update(m, o.y, c.y);
+                if (col + 2 >= K && col + 2 < RW - K && gxl + 2 < p.w) res_update(m, o.z, c.z);
+                if (col + 3 >= K && col + 3 < RW - K && gxl + 3 < p.w) res_update(m, o.w, c.w);
+            }
+            reinterpret_cast<float4 *>(out + rr * RW)[lane] = o;
+            n = c;
+            c = s;
+        }
+        __syncthreads();
+    }
+
+    const float *fin = (K & 1) ? buf1 : buf0;
+    for (int rr = K + warp; rr < RH - K; rr += GPU_JF_THREADS / 32) {
+        int gy = gy0 + rr;
+        if (gy >= p.h)
+            break;
+#pragma unroll
+        for (int k = 0; k < RW / 32; k++) {
+            int col = lane + 32 * k, gx = gx0 + col;
+            if (col < K || col >= RW - K || gx >= p.w)
+                continue;
+            float v = fin[rr * RW + col];
+            if (decay)
+                v = SIM_FMUL(v, p.keep);
+            dst[(size_t)gy * p.w + gx] = v;
+        }
+    }
+    if (res)
+        res_commit(m, res);
+}
+
+/* Multiplies every cell by keep (decay without sweeps). */
+__global__ void decay_kernel(float *f, size_t n, float keep)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        f[i] = SIM_FMUL(f[i], keep);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Dispatch                                                                                    */
+
+static const size_t jf_smem_bytes = 2 * GPU_JF_RW * GPU_JF_RH * sizeof(float);
+
+template <int K>
+static int jf_init_k(sim_err *err)
+{
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_PERIODIC>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)jf_smem_bytes));
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_WALL>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)jf_smem_bytes));
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_FIXED>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)jf_smem_bytes));
+    return SIM_OK;
+}
+
+int gpu_jacobi_init(sim_err *err)
+{
+    GPU_TRY(jf_init_k<2>(err));
+    GPU_TRY(jf_init_k<3>(err));
+    GPU_TRY(jf_init_k<4>(err));
+    GPU_TRY(jf_init_k<5>(err));
+    GPU_TRY(jf_init_k<6>(err));
+    GPU_TRY(jf_init_k<7>(err));
+    GPU_TRY(jf_init_k<8>(err));
+    return SIM_OK;
+}
+
+static int clamp_fuse(int fuse_max)
+{
+    if (fuse_max <= 0)
+        return GPU_JF_KMAX;
+    return fuse_max > GPU_JF_KMAX ? GPU_JF_KMAX : fuse_max;
+}
+
+int gpu_jacobi_passes(int sweeps, int fuse_max)
+{
+    int f = clamp_fuse(fuse_max);
+    return (sweeps + f - 1) / f;
+}
+
+template <int BND>
+static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
+                      cudaStream_t s)
+{
+    dim3 block(32, GPU_JS_WARPS);
+    unsigned gy = (unsigned)((p->h + GPU_JS_WARPS * GPU_JS_ROWS - 1) / (GPU_JS_WARPS * GPU_JS_ROWS));
+    if (p->w % 4 == 0) {
+        dim3 grid((unsigned)((p->w / 4 + 31) / 32), gy);
+        js_kernel<BND, 4><<<grid, block, 0, s>>>(*p, src, dst, res, decay);
+    } else {
+        dim3 grid((unsigned)((p->w + 31) / 32), gy);
+        js_kernel<BND, 1><<<grid, block, 0, s>>>(*p, src, dst, res, decay);
+    }
+}
+
+template <int K, int BND>
+static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
+                        cudaStream_t s)
+{
+    const int TX = GPU_JF_RW - 2 * K, TY = GPU_JF_RH - 2 * K;
+    dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
+    int cheap = p->w >= GPU_JF_RW && p->h >= GPU_JF_RH;
+    jf_kernel<K, BND><<<grid, GPU_JF_THREADS, jf_smem_bytes, s>>>(*p, src, dst, res, decay, cheap);
+}
+
+template <int BND>
+static void jf_launch(int k, const gpu_jac *p, const float *src, float *dst, unsigned *res,
+                      int decay, cudaStream_t s)
+{
+    switch (k) {
+    case 2: jf_launch_k<2, BND>(p, src, dst, res, decay, s); break;
+    case 3: jf_launch_k<3, BND>(p, src, dst, res, decay, s); break;
+    case 4: jf_launch_k<4, BND>(p, src, dst, res, decay, s); break;
+    case 5: jf_launch_k<5, BND>(p, src, dst, res, decay, s); break;
+    case 6: jf_launch_k<6, BND>(p, src, dst, res, decay, s); break;
+    case 7: jf_launch_k<7, BND>(p, src, dst, res, decay, s); break;
+    default: jf_launch_k<8, BND>(p, src, dst, res, decay, s); break;
+    }
+}
+
+static void pass_launch(const gpu_jac *p, int k, const float *src, float *dst, unsigned *res,
+                        int decay, cudaStream_t s)
+{
+    switch (p->boundary) {
+    case SIM_BOUNDARY_PERIODIC:
+        if (k == 1)
+            js_launch<SIM_BOUNDARY_PERIODIC>(p, src, dst, res, decay, s);
+        else
+            jf_launch<SIM_BOUNDARY_PERIODIC>(k, p, src, dst, res, decay, s);
+        break;
+    case SIM_BOUNDARY_WALL:
+        if (k == 1)
+            js_launch<SIM_BOUNDARY_WALL>(p, src, dst, res, decay, s);
+        else
+            jf_launch<SIM_BOUNDARY_WALL>(k, p, src, dst, res, decay, s);
+        break;
+    default:
+        if (k == 1)
+            js_launch<SIM_BOUNDARY_FIXED>(p, src, dst, res, decay, s);
+        else
+            jf_launch<SIM_BOUNDARY_FIXED>(k, p, src, dst, res, decay, s);
+        break;
+    }
+}
+
+int gpu_jacobi_run(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
+                   int decay, unsigned *d_residual, cudaStream_t s, sim_err *err)
+{
+    if (sweeps <= 0) {
+        if (decay) {
+            size_t n = (size_t)p->w * p->h;
+            decay_kernel<<<(unsigned)((n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS,
+                           0, s>>>(*d_cur, n, p->keep);
+            GPU_CHECK_LAUNCH(err, s);
+        }
+        return SIM_OK;
+    }
+    const int f = clamp_fuse(fuse_max);
+    /* Spread the sweeps evenly over the passes (10 = 5 + 5 rather than 8 + 2): the same number
+     * of passes with less halo work in the largest one. */
+    const int passes = (sweeps + f - 1) / f;
+    int left = sweeps;
+    for (int i = 0; i < passes; i++) {
+        int k = (left + (passes - i) - 1) / (passes - i);
+        int last = i == passes - 1;
+        pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, s);
+        GPU_CHECK_LAUNCH(err, s);
+        float *t = *d_cur;
+        *d_cur = *d_other;
+        *d_other = t;
+        left -= k;
+    }
+    return SIM_OK;
+}

@@ -1,0 +1,39 @@
+/* gpu_jacobi.h - diffusion on the device: Jacobi sweeps for the three boundary kinds and any
+ * grid size, one sweep per pass (streaming) or K sweeps fused in one pass (temporal blocking),
+ * with decay folded into the last pass and the residual of the last sweep on request.
+ * Internal to gpu/ (C++). */
+#ifndef GPU_JACOBI_H
+#define GPU_JACOBI_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "sim_scenario.h"
+#include "sim_status.h"
+}
+
+/* The parameters of a sweep, with the float constants computed once on the host exactly as the
+ * CPU backend computes them (one_minus_a = 1.0f - a, keep = 1.0f - decay, both in float). */
+typedef struct gpu_jac {
+    int w, h, boundary;
+    float fixed_top, fixed_bottom, fixed_left, fixed_right;
+    float a, one_minus_a, keep;
+} gpu_jac;
+
+void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p);
+
+/* Number of passes gpu_jacobi_run launches for `sweeps` with at most fuse_max per pass. Each
+ * pass swaps the roles of the two buffers. */
+int gpu_jacobi_passes(int sweeps, int fuse_max);
+
+/* Runs `sweeps` sweeps starting from *d_cur, ping-ponging with *d_other (the pointers are
+ * swapped so that *d_cur holds the result). decay: multiply by keep at the end (in the last pass;
+ * a separate pass when sweeps is 0). d_residual: when not NULL, atomicMax of the float bits of
+ * max |T'-T| over the last sweep (the caller zeroes it). No allocation; stream-ordered. */
+int gpu_jacobi_run(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
+                   int decay, unsigned *d_residual, cudaStream_t s, sim_err *err);
+
+/* Sets the kernels' shared-memory limits once per process/device. */
+int gpu_jacobi_init(sim_err *err);
+
+#endif

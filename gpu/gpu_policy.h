@@ -1,0 +1,39 @@
+/* gpu_policy.h - every tuning constant of the CUDA backend: tile sizes, threads per block, rows
+ * per thread, fusion depth. Kernels and dispatch read their shapes from here only, so a change
+ * of policy is a change of this file. Sizes are in cells unless a unit is named. */
+#ifndef GPU_POLICY_H
+#define GPU_POLICY_H
+
+/* ---- Horizon tile-sum kernel (gpu_horizon.cu) ---- */
+#define GPU_HZ_THREADS 256          /* threads per block */
+#define GPU_HZ_TILE_LARGE 64        /* tile side when its shared memory fits */
+#define GPU_HZ_TILE_SMALL 32        /* tile side for large radii */
+#define GPU_HZ_LOAD_ROWS 4          /* region rows a warp requests at once when loading a tile */
+#define GPU_HZ_SMEM_MAX (227 * 1024) /* shared memory per block on H100/H200 (opt-in) */
+/* Dense mode costs ~ (T+2)^2 disk sums per tile; sparse ~ agents * 9 sums with scattered
+ * shared-memory loads. Dense is chosen when agents/cell * 9 * KAPPA > (1 + 2/T)^2, with KAPPA
+ * the measured cost ratio of a sparse to a dense sum (bank conflicts, no row sharing). */
+#define GPU_HZ_KAPPA 1.6
+
+/* ---- Agent binning (gpu_horizon.cu) ---- */
+#define GPU_BIN_THREADS 256
+#define GPU_BIN_ITEMS 4 /* sorted keys per thread in the run-start kernel */
+
+/* ---- Jacobi, one sweep per pass (gpu_jacobi.cu) ---- */
+#define GPU_JS_WARPS 4  /* warps per block, stacked in y */
+#define GPU_JS_ROWS 16  /* rows each warp walks down, keeping N/C/S in registers */
+#define GPU_JS_BATCH 4  /* rows loaded ahead at once (loads in flight per thread) */
+
+/* ---- Jacobi, K fused sweeps per pass (temporal blocking) ---- */
+#define GPU_JF_RW 128   /* region width in shared memory: 32 lanes x float4 */
+#define GPU_JF_RH 64    /* region height */
+#define GPU_JF_THREADS 256 /* 8 warps, each owns RH/8 rows */
+#define GPU_JF_KMAX 8   /* most sweeps per pass (the halo); the written tile is RW-2K x RH-2K */
+
+/* ---- Statistics (gpu_stats.cu) ---- */
+#define GPU_ST_COLS 32    /* columns per block (one warp sums them in row order) */
+#define GPU_ST_CHUNK 64   /* rows staged per round */
+#define GPU_ST_THREADS 256
+#define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
+
+#endif

@@ -1,0 +1,86 @@
+/* gpu_state.h - the state of one CUDA backend instance (the opaque `void *` of the backend
+ * table) and the internal entry points the backend's .cu files share. Internal to gpu/ (C++).
+ *
+ * Device memory, all allocated once in create: two field buffers (4 + 4 B/cell), the claim word
+ * (8 B/cell: 0 empty, UINT64_MAX occupied, else the best claim of this step), column sums
+ * (8 B/column); per agent its cell, target and key (16 B) plus the binning buffers (16 B and
+ * CUB's scratch). About 16 B/cell + 40 B/agent. */
+#ifndef GPU_STATE_H
+#define GPU_STATE_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "gpu_backend.h"
+#include "gpu_horizon.h"
+#include "gpu_jacobi.h"
+#include "gpu_stats.h"
+
+/* Host memory the device copies to and from (pinned, so copies are asynchronous). */
+typedef struct gpu_pinned {
+    unsigned long long step; /* the step index uploaded before each step */
+    gpu_ctl ctl;             /* the control block read back after a step */
+} gpu_pinned;
+
+typedef struct gpu_state {
+    sim_scenario sc;
+    int w, h, periodic;
+    int64_t cells, n;
+    int device;
+    cudaStream_t stream;
+
+    float *d_buf[2];           /* the two field buffers */
+    float *d_field, *d_spare;  /* which of them is current */
+    unsigned long long *d_claim;
+    uint32_t *d_cells, *d_target;
+    unsigned long long *d_key;
+    double *d_colsum;
+    gpu_ctl *d_ctl;
+    uint8_t *d_rgba;           /* compose output, grown on demand (not part of the step) */
+    size_t rgba_bytes;
+
+    gpu_pinned *h_pin;
+    double *h_colsum;          /* pinned, width entries */
+
+    gpu_bins bins;
+    gpu_hz_geom geom;
+    gpu_hz_plan plan;
+    gpu_jac jac;
+    gpu_tuning tune;
+    uint64_t threshold;
+
+    /* Captured steps: [current field is d_buf[1]][with statistics]. */
+    cudaGraphExec_t graph[2][2];
+    size_t bytes; /* device bytes allocated */
+} gpu_state;
+
+/* Enqueues one whole step on st->stream (the step index is read from d_ctl->step), starting from
+ * the field in *cur and leaving the result in *cur (the buffers may swap). Used eagerly and under
+ * graph capture alike; allocates nothing. */
+int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, sim_err *err);
+
+/* The backend's step: uploads the step index, launches the captured graph (captured on first
+ * use), reads back moved and, when asked, the statistics. */
+int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err);
+
+/* One part of the step alone, for the bench's breakdown (it leaves the state inconsistent:
+ * benchmark instances only). */
+enum { GPU_PART_BIN, GPU_PART_DECIDE, GPU_PART_MOVE, GPU_PART_DIFFUSE, GPU_PART_STATS,
+       GPU_PART_COUNT };
+int gpu_step_part(gpu_state *st, int part, sim_err *err);
+
+/* Drops the captured graphs (after a change of tuning or pointers). */
+void gpu_step_forget(gpu_state *st);
+
+/* Marks the agents' cells occupied in d_claim (create). */
+int gpu_step_mark(gpu_state *st, sim_err *err);
+
+/* View operations (gpu_view.cu). */
+int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_err *err);
+int gpu_view_compose(gpu_state *st, const sim_view *v, uint8_t *rgba, sim_err *err);
+
+/* Allocates bytes of device memory into *p, counting them in st->bytes; out of memory becomes
+ * SIM_EDEVMEM with the bytes asked and free and the hint. */
+int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err);
+
+#endif

@@ -1,0 +1,191 @@
+/* gpu_stats.cu - statistics and checksums on the device (see gpu_stats.h).
+ *
+ * The field total must equal the CPU's double sum column by column, rows in order: a serial
+ * chain per column. A block owns 32 columns; seven warps stage 64-row chunks in shared memory
+ * (double-buffered) and fold their checksum and max terms on the way, while warp 0 adds the
+ * staged rows in order, one lane per column. One pass over the field for all three results. */
+#include <math.h>
+
+#include "gpu_check.h"
+#include "gpu_policy.h"
+#include "gpu_stats.h"
+
+extern "C" {
+#include "sim_rules.h"
+}
+
+#define FULL_MASK 0xffffffffu
+
+/* A float's bits mapped to an unsigned whose order is the float order (for atomicMax). */
+__device__ __forceinline__ unsigned float_key(float v)
+{
+    unsigned b = __float_as_uint(v);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+float gpu_float_from_key(unsigned key)
+{
+    if (key == 0)
+        return -INFINITY;
+    unsigned b = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+__global__ void ctl_reset_kernel(gpu_ctl *c)
+{
+    c->moved = 0;
+    c->checksum = 0;
+    c->max_key = 0;
+    c->residual = 0;
+    c->queue = 0;
+}
+
+/* Block-wide sum (mod 2^64) and max, then one atomic each. */
+__device__ void commit_sum_max(unsigned long long cs, unsigned mk, gpu_ctl *ctl, int do_sum)
+{
+    __shared__ unsigned long long s_cs[32];
+    __shared__ unsigned s_mk[32];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        cs += __shfl_xor_sync(FULL_MASK, cs, o);
+        unsigned t = __shfl_xor_sync(FULL_MASK, mk, o);
+        mk = t > mk ? t : mk;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (lane == 0) {
+        s_cs[warp] = cs;
+        s_mk[warp] = mk;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < nw; i++) {
+            cs += s_cs[i];
+            mk = s_mk[i] > mk ? s_mk[i] : mk;
+        }
+        if (do_sum && cs)
+            atomicAdd(&ctl->checksum, cs);
+        if (mk)
+            atomicMax(&ctl->max_key, mk);
+    }
+}
+
+/* Thread mapping: block of GPU_ST_THREADS owns columns x0 .. x0+31; warps 1.. stage rows,
+ * warp 0 sums. Shared memory: 2 x CHUNK x (COLS+1) floats (padding: the loaders write rows, the
+ * summing warp reads rows too, so the pad is only for safety of other shapes). */
+__global__ void __launch_bounds__(GPU_ST_THREADS)
+st_field_kernel(const float *__restrict__ f, int w, int h, double *colsum, gpu_ctl *ctl)
+{
+    __shared__ float buf[2][GPU_ST_CHUNK][GPU_ST_COLS + 1];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int x = (int)blockIdx.x * GPU_ST_COLS + lane;
+    const int nchunks = (h + GPU_ST_CHUNK - 1) / GPU_ST_CHUNK;
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+
+    if (warp > 0) {
+        for (int rr = warp - 1; rr < GPU_ST_CHUNK; rr += nw - 1) {
+            int y = rr;
+            float v = 0.0f;
+            if (y < h && x < w) {
+                size_t i = (size_t)y * w + x;
+                v = f[i];
+                cs += sim_checksum_cell(i, __float_as_uint(v));
+                if (v == v)
+                    mk = max(mk, float_key(v));
+            }
+            buf[0][rr][lane] = v;
+        }
+    }
+    __syncthreads();
+    double acc = 0.0;
+    for (int k = 0; k < nchunks; k++) {
+        if (warp == 0) {
+            const int rows = min(GPU_ST_CHUNK, h - k * GPU_ST_CHUNK);
+            const float(*b)[GPU_ST_COLS + 1] = buf[k & 1];
+            for (int rr = 0; rr < rows; rr++)
+                acc += (double)b[rr][lane];
+        } else if (k + 1 < nchunks) {
+            for (int rr = warp - 1; rr < GPU_ST_CHUNK; rr += nw - 1) {
+                int y = (k + 1) * GPU_ST_CHUNK + rr;
+                float v = 0.0f;
+                if (y < h && x < w) {
+                    size_t i = (size_t)y * w + x;
+                    v = f[i];
+                    cs += sim_checksum_cell(i, __float_as_uint(v));
+                    if (v == v)
+                        mk = max(mk, float_key(v));
+                }
+                buf[(k + 1) & 1][rr][lane] = v;
+            }
+        }
+        __syncthreads();
+    }
+    if (warp == 0 && x < w)
+        colsum[x] = acc;
+    commit_sum_max(cs, mk, ctl, 1);
+}
+
+__global__ void st_max_kernel(const float *__restrict__ f, int64_t n, gpu_ctl *ctl)
+{
+    unsigned mk = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        float v = f[i];
+        if (v == v)
+            mk = max(mk, float_key(v));
+    }
+    commit_sum_max(0, mk, ctl, 0);
+}
+
+__global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, gpu_ctl *ctl)
+{
+    unsigned long long cs = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        cs += sim_checksum_agent((uint32_t)i, cells[i]);
+    commit_sum_max(cs, 0, ctl, 1);
+}
+
+static unsigned grid_for(int64_t n)
+{
+    int64_t b = (n + GPU_EW_THREADS - 1) / GPU_EW_THREADS;
+    if (b > 4096)
+        b = 4096; /* grid-stride beyond a few waves */
+    return (unsigned)(b > 0 ? b : 1);
+}
+
+int gpu_ctl_reset(gpu_ctl *d_ctl, cudaStream_t s, sim_err *err)
+{
+    ctl_reset_kernel<<<1, 1, 0, s>>>(d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ctl *d_ctl,
+                    cudaStream_t s, sim_err *err)
+{
+    unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
+    st_field_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum, d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStream_t s,
+                  sim_err *err)
+{
+    st_max_kernel<<<grid_for(cells), GPU_EW_THREADS, 0, s>>>(d_field, cells, d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStream_t s,
+                     sim_err *err)
+{
+    if (n <= 0)
+        return SIM_OK;
+    st_agents_kernel<<<grid_for(n), GPU_EW_THREADS, 0, s>>>(d_cells, n, d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}

@@ -1,0 +1,45 @@
+/* gpu_stats.h - statistics and checksums on the device, all of them order-independent or in a
+ * fixed order, so that they equal the CPU backend's bits: column sums in double (rows in order,
+ * one thread per column), field max through an ordered-integer atomicMax, checksums as integer
+ * sums modulo 2^64. Internal to gpu/ (C++). */
+#ifndef GPU_STATS_H
+#define GPU_STATS_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C" {
+#include "sim_status.h"
+}
+
+/* The device control block of a step: inputs (step) and reduced outputs. */
+typedef struct gpu_ctl {
+    unsigned long long step;     /* steps completed before this one (input) */
+    unsigned long long moved;
+    unsigned long long checksum;
+    unsigned max_key;            /* gpu_float_key of the field max; 0: no non-NaN cell */
+    unsigned residual;           /* float bits of max |T'-T|, a non-negative float */
+    unsigned queue;              /* tile queue of the dynamic mapping */
+    unsigned pad;
+} gpu_ctl;
+
+/* Decodes a max_key to the float (-INFINITY for 0, the CPU's start value). */
+float gpu_float_from_key(unsigned key);
+
+/* Zeroes every output of *d_ctl (not the step). */
+int gpu_ctl_reset(gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
+
+/* One pass over the field: d_colsum[x] = sum over rows in order (double), field max and the
+ * cells' checksum terms into d_ctl. */
+int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ctl *d_ctl,
+                    cudaStream_t s, sim_err *err);
+
+/* Field max only (for compose's automatic range) into d_ctl->max_key. */
+int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStream_t s,
+                  sim_err *err);
+
+/* The agents' checksum terms into d_ctl->checksum. */
+int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStream_t s,
+                     sim_err *err);
+
+#endif

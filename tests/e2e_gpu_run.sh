@@ -1,0 +1,69 @@
+# e2e_gpu_run.sh - `horizon run --backend cuda` against `--backend cpu` end to end: identical
+# stats.csv and identical PNG frames (CUDA compose vs host compose) for the shipped scenarios
+# at a reduced size, the exit codes of the device paths, and `horizon bench --quick`.
+# Skipped (77) when `horizon info` finds no CUDA device.
+# usage: bash e2e_gpu_run.sh HORIZON_BINARY SOURCE_DIR
+set -euo pipefail
+
+HZ=$1
+SRC=$2
+if ! "$HZ" info 2>/dev/null | grep -q '^cuda device'; then
+    echo "e2e_gpu_run: no CUDA device: skipped"
+    exit 77
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/hz_e2e_gpu.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# run NAME SCENARIO BACKEND [--set ...]: a short run with frames into $T/NAME.BACKEND
+run_one() {
+    local name=$1 scenario=$2 backend=$3
+    shift 3
+    "$HZ" run "$scenario" --backend "$backend" --out "$T/$name.$backend" --quiet \
+        --frames-every 5 --stats-every 1 "$@" || fail "$name: --backend $backend exited $?"
+}
+
+compare() {
+    local name=$1 scenario=$2
+    shift 2
+    run_one "$name" "$scenario" cpu "$@"
+    run_one "$name" "$scenario" cuda "$@"
+    diff "$T/$name.cpu/stats.csv" "$T/$name.cuda/stats.csv" >/dev/null ||
+        fail "$name: stats.csv differs between cpu and cuda"
+    local rows
+    rows=$(wc -l <"$T/$name.cuda/stats.csv")
+    [ "$rows" -gt 10 ] || fail "$name: only $rows stats rows"
+    local n=0 f
+    for f in "$T/$name.cpu/frames/"*.png; do
+        cmp -s "$f" "$T/$name.cuda/frames/$(basename "$f")" ||
+            fail "$name: frame $(basename "$f") differs between cpu and cuda"
+        n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || fail "$name: no frames written"
+    echo "ok: $name ($((rows - 1)) steps, $n frames identical)"
+}
+
+S=$SRC/assets/scenarios
+compare default "$S/default.ini" --steps 40 --set world.width=211 --set world.height=157
+compare large "$S/large.ini" --steps 30 --set agents.count=3000 --set world.width=256 \
+    --set world.height=192
+compare laplace "$S/laplace.ini" --steps 12 --set world.width=300 --set world.height=150
+compare wall "$S/default.ini" --steps 25 --set world.boundary=wall --set agents.radius=12 \
+    --set agents.density=0.3 --set field.sweeps=3 --set world.width=99 --set world.height=101
+compare fixed "$S/default.ini" --steps 25 --set world.boundary=fixed --set world.fixed_left=3 \
+    --set agents.radius=0 --set agents.density=1 --set world.width=64 --set world.height=48
+
+# `info` with a scenario reports the device-memory estimate.
+"$HZ" info "$S/large.ini" >"$T/info.txt" || fail "info exited $?"
+grep -q 'cuda memory estimate' "$T/info.txt" || fail "info: no cuda memory estimate"
+
+# The benchmark's smoke test: every GPU section runs and checks its results.
+"$HZ" bench --backend cuda --quick --json "$T/bench.json" >"$T/bench.txt" ||
+    { cat "$T/bench.txt"; fail "bench --quick exited $?"; }
+grep -q '"gpu"' "$T/bench.json" || fail "bench json has no gpu member"
+grep -q 'gpu Laplace' "$T/bench.txt" || fail "bench table incomplete"
+echo "ok: bench --quick"

@@ -1,0 +1,149 @@
+# e2e_gui_script.sh - `horizon gui --script`: deterministic viewer runs. A snapshot after
+# `step N` is byte for byte the frame `horizon run` writes for the same step, scenario and frame
+# size (also letterboxed, after a colormap key, after a restart); scripted input (click, paint,
+# drag, wheel, resize, layers) works; bad scripts exit 2 with file:line. Runs under xvfb-run
+# when available, else on SDL's offscreen video driver.
+# usage: bash e2e_gui_script.sh HORIZON_BINARY SOURCE_DIR
+set -euo pipefail
+
+# Under a sanitizer build, the system libraries behind SDL (X11, D-Bus, Mesa's GL drivers) leave
+# allocations behind at exit that are not Horizon's; the viewer's own memory is leak-checked by
+# the test_gui_* unit tests.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+HZ=$1
+T=$(mktemp -d "${TMPDIR:-/tmp}/hz_e2e_gui_script.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+gui_help=$("$HZ" gui --help 2>&1 || true)
+if [[ $gui_help == *"built without SDL2"* ]]; then
+    echo "horizon built without SDL2: skipped"
+    exit 77
+fi
+"$HZ" gui --help >"$T/help.txt" || fail "horizon gui --help exits non-zero"
+grep -q -- "--script" "$T/help.txt" || fail "gui --help does not list --script"
+
+# A display for the window: a private Xvfb when there is one, else SDL's offscreen driver.
+if command -v xvfb-run >/dev/null 2>&1; then
+    GUI=(xvfb-run -a -s "-screen 0 1280x1024x24" "$HZ" gui)
+else
+    export SDL_VIDEODRIVER=offscreen
+    GUI=("$HZ" gui)
+fi
+
+SMALL=(--set world.width=96 --set world.height=64 --set agents.count=400 --set agents.radius=3
+       --backend cpu)
+
+# gui RC_FILE SCRIPT_TEXT ARGS...: runs a script, keeping stdout/stderr, echoing the exit code.
+gui() {
+    local name=$1 text=$2
+    shift 2
+    printf '%s\n' "$text" >"$T/$name.txt"
+    local rc=0
+    timeout 120 "${GUI[@]}" "${SMALL[@]}" --script "$T/$name.txt" "$@" \
+        >"$T/$name.out" 2>"$T/$name.err" || rc=$?
+    echo "$rc"
+}
+
+# ---- snapshots equal horizon run's frames ----
+"$HZ" run "${SMALL[@]}" --steps 12 --frames-every 6 --frame-size 384x256 --out "$T/run" \
+    --quiet || fail "horizon run failed"
+rc=$(gui same "snapshot $T/s0.png
+step 6
+snapshot $T/s6.png
+step 6
+snapshot $T/s12.png
+quit" --size 384x256)
+[ "$rc" = 0 ] || { cat "$T/same.err" >&2; fail "script exited $rc"; }
+cmp "$T/run/frames/frame_000000.png" "$T/s0.png" || fail "step 0: snapshot differs from the run frame"
+cmp "$T/run/frames/frame_000001.png" "$T/s6.png" || fail "step 6: snapshot differs from the run frame"
+cmp "$T/run/frames/frame_000002.png" "$T/s12.png" || fail "step 12: snapshot differs from the run frame"
+grep -q "quit at step 12" "$T/same.out" || fail "stdout lacks 'quit at step 12': $(cat "$T/same.out")"
+
+# With a usable GPU the device composes the picture: the same bytes again.
+printf 'quit\n' >"$T/quit.txt"
+if timeout 120 "${GUI[@]}" "${SMALL[@]/cpu/cuda}" --script "$T/quit.txt" >/dev/null 2>&1; then
+    rc=$(gui cuda "step 6
+snapshot $T/c6.png" --size 384x256 --backend cuda)
+    [ "$rc" = 0 ] || { cat "$T/cuda.err" >&2; fail "cuda script exited $rc"; }
+    cmp "$T/run/frames/frame_000001.png" "$T/c6.png" || fail "cuda: snapshot differs from the run frame"
+    echo "cuda backend: snapshot equals the CPU run's frame"
+fi
+
+# A frame of another shape (the world letterboxed) and the colormap key against --colormap.
+"$HZ" run "${SMALL[@]}" --steps 5 --frames-every 5 --frame-size 250x300 --colormap magma \
+    --out "$T/run2" --quiet || fail "horizon run (magma) failed"
+rc=$(gui cmap "step 5
+key c
+snapshot $T/m5.png" --size 250x300)
+[ "$rc" = 0 ] || { cat "$T/cmap.err" >&2; fail "colormap script exited $rc"; }
+cmp "$T/run2/frames/frame_000001.png" "$T/m5.png" || fail "key c: not the magma frame"
+
+# R restarts the same world; Shift+R a new one.
+rc=$(gui restart "step 7
+key r
+snapshot $T/r0.png
+key shift+r
+snapshot $T/r1.png" --size 384x256)
+[ "$rc" = 0 ] || { cat "$T/restart.err" >&2; fail "restart script exited $rc"; }
+cmp "$T/run/frames/frame_000000.png" "$T/r0.png" || fail "key r: not the initial state"
+cmp -s "$T/run/frames/frame_000000.png" "$T/r1.png" && fail "shift+r: the same world again"
+grep -q "seed 2" "$T/restart.out" || fail "shift+r did not say the new seed"
+
+# ---- the other inputs: they run, change the picture, and leave a valid snapshot ----
+rc=$(gui input "step 3
+snapshot $T/i0.png
+paint 190 120
+snapshot $T/i1.png
+click 100 100
+wheel 192 128 3
+drag 100 100 160 130
+key l
+key l
+key l
+snapshot $T/i2.png
+key 0
+resize 300 200
+key h
+wait 3
+snapshot $T/i3.png
+key n
+key right
+key e
+step 4
+key e
+quit" --size 384x256 --out "$T/out")
+[ "$rc" = 0 ] || { cat "$T/input.err" >&2; fail "input script exited $rc"; }
+cmp -s "$T/i0.png" "$T/i1.png" && fail "paint did not change the picture"
+cmp -s "$T/i1.png" "$T/i2.png" && fail "zoom/pan/horizon layer did not change the picture"
+for f in i1 i2 i3; do
+    [ "$(od -An -tx1 -N8 "$T/$f.png" | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$f.png is not a PNG"
+done
+# the resized view: 300 x 200 pixels (IHDR width and height)
+[ "$(od -An -tu1 -j16 -N8 "$T/i3.png" | awk '{print $3*256+$4 "x" $7*256+$8}')" = 300x200 ] ||
+    fail "resize: snapshot is not 300x200"
+grep -q "quit at step 9" "$T/input.out" || fail "n, right, step did not step: $(cat "$T/input.out")"
+# E ... E recorded the states shown (at least the first and the last) into the output directory
+rec=$(sed -n 's/^horizon gui: recorded \([0-9]*\) frames to .*/\1/p' "$T/input.out")
+[ -n "$rec" ] && [ "$rec" -ge 2 ] || fail "E recorded '$rec' frames: $(cat "$T/input.out")"
+[ "$(ls "$T"/out/recording_001/frame_*.png | wc -l)" = "$rec" ] || fail "recording_001/ lacks frames"
+
+# ---- bad scripts: exit 2 with the file and line, nothing opened ----
+rc=$(gui bad "step 1
+jump 3")
+[ "$rc" = 2 ] || fail "a bad command exited $rc, expected 2"
+grep -q "bad.txt:2: unknown command 'jump'" "$T/bad.err" || fail "message: $(cat "$T/bad.err")"
+rc=$(gui badkey "key nosuchkey")
+[ "$rc" = 2 ] || fail "an unknown key exited $rc, expected 2"
+grep -q "badkey.txt:1: key: unknown key 'nosuchkey'" "$T/badkey.err" || fail "message: $(cat "$T/badkey.err")"
+rc=0
+"$HZ" gui --script "$T/missing.txt" >/dev/null 2>"$T/missing.err" || rc=$?
+[ "$rc" = 2 ] || fail "a missing script exited $rc, expected 2"
+rc=0
+"$HZ" gui --no-such-option >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "an unknown option exited $rc, expected 2"
+echo "e2e_gui_script: ok"

@@ -1,0 +1,268 @@
+/* test_gpu_step.c - the CUDA backend against the CPU oracle, step by step: every shipped
+ * scenario at a reduced size, 20 random small scenarios (odd sizes, r = 0..32, every boundary,
+ * densities from empty to full, 0..12 sweeps), and one multi-tile world under every horizon mode
+ * and tile mapping. Each step compares moved, the checksum and every statistic; the final field
+ * and agent positions are compared byte for byte. Skipped (77) without a usable GPU.
+ * HZ_GPU_QUICK=1 runs fewer and shorter cases (for compute-sanitizer). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <math.h>
+
+#include "gpu_backend.h"
+#include "hz_test_util.h"
+#include "sim.h"
+
+static int quick;
+
+static int same_float(float a, float b)
+{
+    return a == b || (a != a && b != b);
+}
+
+static int same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
+}
+
+/* Runs both backends from the same initial state for `steps` steps; statistics on two steps of
+ * three (the other step exercises the graph without statistics, checked through checksum()). */
+static void run_pair(const sim_scenario *sc, int steps, const gpu_tuning *tune, const char *label)
+{
+    sim *c = NULL, *g = NULL;
+    sim_err err = {{0}};
+    if (sim_create(sc, sim_cpu_backend(), 2, &c, &err) != SIM_OK)
+        fail_msg("%s: cpu create: %s", label, err.msg);
+    if (sim_create(sc, gpu_cuda_backend(), 0, &g, &err) != SIM_OK)
+        fail_msg("%s: cuda create: %s", label, err.msg);
+    if (tune && gpu_tune(sim_get_backend_state(g), tune, &err) != SIM_OK)
+        fail_msg("%s: gpu_tune: %s", label, err.msg);
+    for (int k = 0; k < steps; k++) {
+        int want = k % 3 != 1;
+        sim_stats a, b;
+        if (sim_step(c, want, &a) != SIM_OK)
+            fail_msg("%s: cpu step %d: %s", label, k, sim_errmsg(c));
+        if (sim_step(g, want, &b) != SIM_OK)
+            fail_msg("%s: cuda step %d: %s", label, k, sim_errmsg(g));
+        if (a.moved != b.moved)
+            fail_msg("%s: step %d: moved cpu %lld cuda %lld", label, k, (long long)a.moved,
+                     (long long)b.moved);
+        if (want) {
+            if (a.checksum != b.checksum)
+                fail_msg("%s: step %d: checksum cpu %016llx cuda %016llx", label, k,
+                         (unsigned long long)a.checksum, (unsigned long long)b.checksum);
+            if (!same_double(a.field_total, b.field_total) ||
+                !same_double(a.field_mean, b.field_mean))
+                fail_msg("%s: step %d: total cpu %.17g cuda %.17g", label, k, a.field_total,
+                         b.field_total);
+            if (!same_float(a.field_max, b.field_max))
+                fail_msg("%s: step %d: max cpu %.9g cuda %.9g", label, k, (double)a.field_max,
+                         (double)b.field_max);
+            if (!same_float(a.residual, b.residual))
+                fail_msg("%s: step %d: residual cpu %.9g cuda %.9g", label, k,
+                         (double)a.residual, (double)b.residual);
+        } else {
+            uint64_t x = 0, y = 1;
+            assert_int_equal(sim_checksum(c, &x), SIM_OK);
+            assert_int_equal(sim_checksum(g, &y), SIM_OK);
+            if (x != y)
+                fail_msg("%s: step %d: checksum() cpu %016llx cuda %016llx", label, k,
+                         (unsigned long long)x, (unsigned long long)y);
+        }
+    }
+    size_t cells = (size_t)sc->width * sc->height;
+    int64_t n = sim_agent_count(c);
+    float *fa = malloc(cells * sizeof *fa), *fb = malloc(cells * sizeof *fb);
+    uint32_t *pa = malloc((size_t)(n + 1) * sizeof *pa), *pb = malloc((size_t)(n + 1) * sizeof *pb);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_int_equal(sim_read_field(c, fa), SIM_OK);
+    assert_int_equal(sim_read_field(g, fb), SIM_OK);
+    assert_int_equal(sim_read_agents(c, pa), SIM_OK);
+    assert_int_equal(sim_read_agents(g, pb), SIM_OK);
+    if (memcmp(fa, fb, cells * sizeof *fa) != 0)
+        fail_msg("%s: final fields differ", label);
+    if (n > 0 && memcmp(pa, pb, (size_t)n * sizeof *pa) != 0)
+        fail_msg("%s: final agent cells differ", label);
+    free(fa);
+    free(fb);
+    free(pa);
+    free(pb);
+    sim_destroy(c);
+    sim_destroy(g);
+}
+
+static void set(sim_scenario *sc, const char *kv)
+{
+    sim_err err = {{0}};
+    if (sim_scenario_set(sc, kv, &err) != SIM_OK)
+        fail_msg("--set %s: %s", kv, err.msg);
+}
+
+static void setf(sim_scenario *sc, const char *fmt, ...)
+{
+    char buf[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    set(sc, buf);
+}
+
+static void test_shipped_scenarios(void **state)
+{
+    (void)state;
+    const char *dir = HZ_SOURCE_DIR "/assets/scenarios";
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        sim_scenario sc;
+        sim_err err = {{0}};
+        sim_scenario_defaults(&sc);
+        if (sim_scenario_parse_file(&sc, path, &err) != SIM_OK)
+            fail_msg("%s: %s", path, err.msg);
+        /* Reduced size, odd sides; the agent count keeps its share of the cells. */
+        int w = sc.width > 67 ? 67 : sc.width, h = sc.height > 53 ? 53 : sc.height;
+        double share = sc.count >= 0 ? (double)sc.count / ((double)sc.width * sc.height) : -1.0;
+        if (share >= 0.0) /* first: each --set is checked against the current world */
+            setf(&sc, "agents.count=%lld", (long long)(share * w * h));
+        setf(&sc, "world.width=%d", w);
+        setf(&sc, "world.height=%d", h);
+        if (sim_scenario_validate(&sc, &err) != SIM_OK)
+            fail_msg("%s reduced: %s", path, err.msg);
+        run_pair(&sc, quick ? 4 : 16, NULL, e->d_name);
+        seen++;
+    }
+    closedir(d);
+    assert_true(seen >= 3);
+}
+
+static void test_random_scenarios(void **state)
+{
+    (void)state;
+    hz_rng rng = {0x5EEDF00Dull};
+    static const double densities[] = {0.0, 1.0, 0.5, 0.9, 0.02, 0.2};
+    static const int radii[] = {0, 32, 1, 2, 3, 5, 8, 13, 17, 24};
+    const int count = quick ? 6 : 20;
+    for (int i = 0; i < count; i++) {
+        sim_scenario sc;
+        sim_scenario_defaults(&sc);
+        int w = 1 + 2 * (int)hz_below(&rng, 45), h = 1 + 2 * (int)hz_below(&rng, 40);
+        if (i == 3)
+            w = h = 1; /* one cell */
+        if (i == 4)
+            w = 5, h = 3; /* a disk far wider than the grid */
+        int boundary = i % 3;
+        double density = i < 6 ? densities[i] : (double)hz_below(&rng, 1000) / 1000.0;
+        int r = i < 10 ? radii[i] : (int)hz_below(&rng, 33);
+        int sweeps = (int)hz_below(&rng, 13);
+        setf(&sc, "world.width=%d", w);
+        setf(&sc, "world.height=%d", h);
+        set(&sc, boundary == 0 ? "world.boundary=periodic"
+                 : boundary == 1 ? "world.boundary=wall"
+                                 : "world.boundary=fixed");
+        setf(&sc, "world.fixed_top=%g", hz_uniform(&rng, -5, 5));
+        setf(&sc, "world.fixed_bottom=%g", hz_uniform(&rng, -5, 5));
+        setf(&sc, "world.fixed_left=%g", hz_uniform(&rng, -5, 5));
+        setf(&sc, "world.fixed_right=%g", hz_uniform(&rng, -5, 5));
+        setf(&sc, "field.diffusion=%g", hz_uniform(&rng, 0.05f, 1.0f));
+        setf(&sc, "field.sweeps=%d", sweeps);
+        setf(&sc, "field.decay=%g", i % 4 == 0 ? 0.0 : (double)hz_uniform(&rng, 0.0f, 0.3f));
+        setf(&sc, "field.initial=%g", hz_uniform(&rng, -1, 1));
+        setf(&sc, "field.init_noise=%g", hz_uniform(&rng, 0, 3));
+        set(&sc, "agents.count=-1");
+        setf(&sc, "agents.density=%.4f", density);
+        setf(&sc, "agents.radius=%d", r);
+        setf(&sc, "agents.deposit=%g", i % 5 == 0 ? 0.0 : (double)hz_uniform(&rng, -1, 2));
+        setf(&sc, "agents.noise=%g", i % 2 ? (double)hz_uniform(&rng, 0, 1) : 0.0);
+        set(&sc, i % 4 == 1 ? "agents.placement=center" : "agents.placement=random");
+        setf(&sc, "run.seed=%llu", (unsigned long long)hz_next(&rng));
+        sim_err err = {{0}};
+        if (sim_scenario_validate(&sc, &err) != SIM_OK)
+            fail_msg("random scenario %d: %s", i, err.msg);
+        char label[128];
+        snprintf(label, sizeof label, "random %d (%dx%d %s r=%d density %.3f sweeps %d)", i, w, h,
+                 sim_boundary_name(boundary), r, density, sweeps);
+        run_pair(&sc, quick ? 4 : 10, NULL, label);
+    }
+}
+
+/* A world of many tiles in both horizon modes and every mapping, with the fusion depth varied. */
+static void test_modes_and_mappings(void **state)
+{
+    (void)state;
+    static const char *const bnd[] = {"world.boundary=periodic", "world.boundary=wall"};
+    for (int b = 0; b < 2; b++)
+        for (int mode = GPU_HMODE_DENSE; mode <= GPU_HMODE_SPARSE; mode++)
+            for (int map = GPU_MAP_RAKE; map <= GPU_MAP_DYNAMIC; map++) {
+                sim_scenario sc;
+                sim_scenario_defaults(&sc);
+                set(&sc, quick ? "world.width=131" : "world.width=301");
+                set(&sc, quick ? "world.height=97" : "world.height=257");
+                set(&sc, bnd[b]);
+                set(&sc, "agents.density=0.15");
+                set(&sc, b ? "agents.radius=9" : "agents.radius=6");
+                set(&sc, "field.sweeps=5");
+                set(&sc, "agents.noise=0.2");
+                setf(&sc, "run.seed=%d", 100 + map);
+                gpu_tuning t = {mode, map, 1 + map * 2};
+                char label[96];
+                snprintf(label, sizeof label, "%s mode %d mapping %d fuse %d", bnd[b], mode, map,
+                         t.fuse_max);
+                run_pair(&sc, quick ? 3 : 8, &t, label);
+            }
+}
+
+static void test_tune_rejects(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    set(&sc, "world.width=40");
+    set(&sc, "world.height=30");
+    sim *g = NULL;
+    sim_err err = {{0}};
+    assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
+    gpu_tuning bad = {7, 0, 0};
+    assert_int_equal(gpu_tune(sim_get_backend_state(g), &bad, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "horizon_mode");
+    gpu_tuning bad2 = {0, 0, 9};
+    assert_int_equal(gpu_tune(sim_get_backend_state(g), &bad2, &err), SIM_EINVAL);
+    uint32_t cell = 40 * 30;
+    int64_t sums[9];
+    assert_int_equal(sim_horizon(g, &cell, 1, sums), SIM_EINVAL);
+    sim_destroy(g);
+}
+
+int main(void)
+{
+    char why[256];
+    if (gpu_probe(why, sizeof why) <= 0) {
+        printf("test_gpu_step: skipped: %s\n", why);
+        return 77;
+    }
+    quick = getenv("HZ_GPU_QUICK") != NULL;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tune_rejects),
+        cmocka_unit_test(test_shipped_scenarios),
+        cmocka_unit_test(test_random_scenarios),
+        cmocka_unit_test(test_modes_and_mappings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

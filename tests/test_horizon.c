@@ -1,0 +1,315 @@
+/* test_horizon.c - exact horizon sums: the prefix-row path against a disk sum written here
+ * (every offset visited, fixed point computed here) for r = 0..32, at every cell of small grids
+ * (so every cell is near an edge), along the edges and at random interior cells of a larger one,
+ * for periodic grids (also smaller than the disk) and bounded grids; candidate sums; sim_fix. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "hz_test_util.h"
+#include "sim_horizon.h"
+#include "sim_rules.h"
+
+/* Fixed point with 24 fraction bits, clamped to +-2^24, NaN as 0, truncating toward zero: the
+ * conversion sim_rules.h documents, written independently (in double: exact for floats). */
+static int64_t ref_fix(float f)
+{
+    if (isnan(f))
+        return 0;
+    double d = f;
+    if (d > 16777216.0)
+        d = 16777216.0;
+    if (d < -16777216.0)
+        d = -16777216.0;
+    return (int64_t)trunc(d * 16777216.0);
+}
+
+static int modp(int v, int n)
+{
+    return ((v % n) + n) % n;
+}
+
+/* The disk sum by definition: every (dx, dy) with dx^2 + dy^2 <= r^2 once. */
+static int64_t ref_disk(const float *f, int w, int h, int periodic, int r, int x, int y)
+{
+    int64_t sum = 0;
+    for (int dy = -r; dy <= r; dy++)
+        for (int dx = -r; dx <= r; dx++) {
+            if (dx * dx + dy * dy > r * r)
+                continue;
+            int xx = x + dx, yy = y + dy;
+            if (periodic) {
+                xx = modp(xx, w);
+                yy = modp(yy, h);
+            } else if (xx < 0 || yy < 0 || xx >= w || yy >= h) {
+                continue;
+            }
+            sum += ref_fix(f[(size_t)yy * w + xx]);
+        }
+    return sum;
+}
+
+/* Random field with negative values, values beyond the clamp, and a NaN or two. */
+static float *random_field(int w, int h, uint64_t seed)
+{
+    hz_rng r = {seed};
+    float *f = malloc((size_t)w * h * sizeof *f);
+    assert_non_null(f);
+    for (int i = 0; i < w * h; i++) {
+        uint64_t k = hz_below(&r, 100);
+        if (k == 0)
+            f[i] = NAN;
+        else if (k == 1)
+            f[i] = 3e7f;
+        else if (k == 2)
+            f[i] = -5e7f;
+        else
+            f[i] = hz_uniform(&r, -100.0f, 1000.0f);
+    }
+    return f;
+}
+
+/* Compares the prefix path and (when with_brute) the library's brute force with ref_disk at
+ * one cell. */
+static void check_cell_ex(const float *f, const int64_t *prefix, int w, int h, int periodic,
+                          const sim_disk *d, int x, int y, int with_brute)
+{
+    int64_t want = ref_disk(f, w, h, periodic, d->r, x, y);
+    int64_t fast = sim_horizon_disk(prefix, w, h, periodic, d, x, y);
+    int64_t brute = with_brute ? sim_horizon_disk_brute(f, w, h, periodic, d->r, x, y) : want;
+    if (fast != want || brute != want)
+        fail_msg("%dx%d %s r=%d at (%d,%d): prefix %lld, brute %lld, expected %lld", w, h,
+                 periodic ? "periodic" : "bounded", d->r, x, y, (long long)fast,
+                 (long long)brute, (long long)want);
+}
+
+static void check_cell(const float *f, const int64_t *prefix, int w, int h, int periodic,
+                       const sim_disk *d, int x, int y)
+{
+    check_cell_ex(f, prefix, w, h, periodic, d, x, y, 1);
+}
+
+/* Every cell of a w x h grid, r = 0..32, both boundary kinds. */
+static void every_cell(int w, int h, uint64_t seed)
+{
+    float *f = random_field(w, h, seed);
+    int64_t *prefix = malloc((size_t)(w + 1) * h * sizeof *prefix);
+    assert_non_null(prefix);
+    sim_horizon_prefix(f, w, h, prefix);
+    for (int r = 0; r <= 32; r++) {
+        sim_disk d;
+        sim_disk_init(&d, r);
+        for (int periodic = 0; periodic <= 1; periodic++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    check_cell(f, prefix, w, h, periodic, &d, x, y);
+    }
+    free(prefix);
+    free(f);
+}
+
+static void test_small_grids_every_cell(void **state)
+{
+    (void)state;
+    every_cell(40, 37, 1);  /* disks from much smaller to wider than the grid */
+    every_cell(5, 7, 2);    /* smaller than the disk for every r > 3 */
+    every_cell(1, 1, 3);
+    every_cell(1, 23, 4);
+    every_cell(29, 1, 5);
+    every_cell(2, 3, 6);
+}
+
+/* A 5x7 periodic grid and r = 9: the disk wraps more than once; each cell counts as often as
+ * the disk covers one of its images (counted here by multiplicity). */
+static void test_periodic_multiplicity(void **state)
+{
+    (void)state;
+    const int w = 5, h = 7, r = 9;
+    float f[35];
+    for (int i = 0; i < 35; i++)
+        f[i] = (float)(i + 1); /* exact in fixed point */
+    int64_t prefix[6 * 7];
+    sim_horizon_prefix(f, w, h, prefix);
+    sim_disk d;
+    sim_disk_init(&d, r);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int mult[35] = {0};
+            for (int dy = -r; dy <= r; dy++)
+                for (int dx = -r; dx <= r; dx++)
+                    if (dx * dx + dy * dy <= r * r)
+                        mult[modp(y + dy, h) * w + modp(x + dx, w)]++;
+            int64_t want = 0;
+            int total = 0;
+            for (int i = 0; i < 35; i++) {
+                want += (int64_t)mult[i] * (i + 1) * 16777216;
+                total += mult[i];
+            }
+            assert_int_equal(total, 253); /* lattice points in a disk of radius 9 */
+            assert_true(sim_horizon_disk(prefix, w, h, 1, &d, x, y) == want);
+        }
+}
+
+/* A larger grid: every cell within 2 of an edge, every cell where the disk just reaches the
+ * edge, and random interior cells. */
+static void test_large_grid_edges_and_interior(void **state)
+{
+    (void)state;
+    const int w = 173, h = 131;
+    float *f = random_field(w, h, 77);
+    int64_t *prefix = malloc((size_t)(w + 1) * h * sizeof *prefix);
+    assert_non_null(prefix);
+    sim_horizon_prefix(f, w, h, prefix);
+    hz_rng rng = {99};
+    for (int r = 0; r <= 32; r++) {
+        sim_disk d;
+        sim_disk_init(&d, r);
+        for (int periodic = 0; periodic <= 1; periodic++) {
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    int ex = x < w - 1 - x ? x : w - 1 - x;
+                    int ey = y < h - 1 - y ? y : h - 1 - y;
+                    int e = ex < ey ? ex : ey;
+                    if (e < 2 || e == r)
+                        check_cell_ex(f, prefix, w, h, periodic, &d, x, y, 0);
+                }
+            for (int k = 0; k < 50; k++)
+                check_cell(f, prefix, w, h, periodic, &d, (int)hz_below(&rng, (uint64_t)w),
+                           (int)hz_below(&rng, (uint64_t)h));
+        }
+    }
+    free(prefix);
+    free(f);
+}
+
+/* The largest radius with the largest values: exact, no overflow. */
+static void test_radius_64_extremes(void **state)
+{
+    (void)state;
+    const int w = 140, h = 131;
+    float *f = malloc((size_t)w * h * sizeof *f);
+    assert_non_null(f);
+    for (int i = 0; i < w * h; i++)
+        f[i] = i % 3 ? 1e30f : -1e30f;
+    int64_t *prefix = malloc((size_t)(w + 1) * h * sizeof *prefix);
+    assert_non_null(prefix);
+    sim_horizon_prefix(f, w, h, prefix);
+    sim_disk d;
+    sim_disk_init(&d, 64);
+    for (int periodic = 0; periodic <= 1; periodic++) {
+        check_cell(f, prefix, w, h, periodic, &d, 70, 65);
+        check_cell(f, prefix, w, h, periodic, &d, 0, 0);
+        check_cell(f, prefix, w, h, periodic, &d, w - 1, h - 1);
+    }
+    free(prefix);
+    free(f);
+}
+
+static void test_disk_halfwidth(void **state)
+{
+    (void)state;
+    for (int r = 0; r <= 64; r++) {
+        sim_disk d;
+        sim_disk_init(&d, r);
+        assert_int_equal(d.r, r);
+        for (int dy = -r; dy <= r; dy++) {
+            int want = (int)floor(sqrt((double)(r * r - dy * dy)) + 1e-9);
+            assert_int_equal(d.hw[dy + r], want);
+            assert_int_equal(sim_disk_halfwidth(r, dy), want);
+        }
+        assert_int_equal(sim_disk_halfwidth(r, r + 1), -1);
+    }
+}
+
+/* Candidate sums: the 9 cells in the documented order; outside a bounded grid invalid. */
+static void test_candidates(void **state)
+{
+    (void)state;
+    static const int cdx[9] = {0, -1, 0, 1, -1, 1, -1, 0, 1};
+    static const int cdy[9] = {0, -1, -1, -1, 0, 0, 1, 1, 1};
+    for (int c = 0; c < SIM_NCAND; c++) {
+        assert_int_equal(sim_cand_dx(c), cdx[c]);
+        assert_int_equal(sim_cand_dy(c), cdy[c]);
+    }
+    const int w = 11, h = 9;
+    float *f = random_field(w, h, 5);
+    int64_t prefix[12 * 9];
+    sim_horizon_prefix(f, w, h, prefix);
+    for (int r = 0; r <= 6; r++) {
+        sim_disk d;
+        sim_disk_init(&d, r);
+        for (int periodic = 0; periodic <= 1; periodic++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    int64_t sums[9];
+                    sim_horizon_candidates(prefix, w, h, periodic, &d, x, y, sums);
+                    for (int c = 0; c < 9; c++) {
+                        int cx = x + cdx[c], cy = y + cdy[c];
+                        int inside = cx >= 0 && cy >= 0 && cx < w && cy < h;
+                        int64_t want;
+                        if (periodic)
+                            want = ref_disk(f, w, h, 1, r, modp(cx, w), modp(cy, h));
+                        else if (!inside)
+                            want = SIM_SUM_INVALID;
+                        else
+                            want = ref_disk(f, w, h, 0, r, cx, cy);
+                        if (sums[c] != want)
+                            fail_msg("%s r=%d (%d,%d) candidate %d: %lld, expected %lld",
+                                     periodic ? "periodic" : "bounded", r, x, y, c,
+                                     (long long)sums[c], (long long)want);
+                    }
+                }
+    }
+    free(f);
+}
+
+static void test_fix(void **state)
+{
+    (void)state;
+    assert_true(sim_fix(0.0f) == 0);
+    assert_true(sim_fix(-0.0f) == 0);
+    assert_true(sim_fix(1.0f) == 16777216);
+    assert_true(sim_fix(0.5f) == 8388608);
+    assert_true(sim_fix(-0.75f) == -12582912);
+    assert_true(sim_fix(100.0f) == 1677721600LL);
+    assert_true(sim_fix(1.0f / 16777216.0f) == 1);
+    assert_true(sim_fix(1e-9f) == 0);  /* truncates toward zero */
+    assert_true(sim_fix(-1e-9f) == 0);
+    assert_true(sim_fix(16777216.0f) == (1LL << 48));
+    assert_true(sim_fix(1e30f) == (1LL << 48));
+    assert_true(sim_fix(-1e30f) == -(1LL << 48));
+    assert_true(sim_fix(INFINITY) == (1LL << 48));
+    assert_true(sim_fix(-INFINITY) == -(1LL << 48));
+    assert_true(sim_fix(NAN) == 0);
+    assert_true(sim_fix(-NAN) == 0);
+    hz_rng r = {3};
+    for (int i = 0; i < 100000; i++) {
+        uint32_t bits = (uint32_t)hz_next(&r);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        if (sim_fix(v) != ref_fix(v))
+            fail_msg("sim_fix(%a) = %lld, expected %lld", (double)v, (long long)sim_fix(v),
+                     (long long)ref_fix(v));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fix),
+        cmocka_unit_test(test_disk_halfwidth),
+        cmocka_unit_test(test_small_grids_every_cell),
+        cmocka_unit_test(test_periodic_multiplicity),
+        cmocka_unit_test(test_large_grid_edges_and_interior),
+        cmocka_unit_test(test_radius_64_extremes),
+        cmocka_unit_test(test_candidates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
