@@ -64,8 +64,13 @@ int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *s
     int rc = path ? sim_scenario_parse_file(sc, path, &err)
                   : sim_scenario_parse_string(sc, sim_scenario_builtin_text(),
                                               "default.ini (built-in)", &err);
+    /* Overrides are checked together at the end, so their order does not matter. */
     for (int i = 0; rc == SIM_OK && i < n_sets; i++)
-        rc = sim_scenario_set(sc, sets[i], &err);
+        rc = sim_scenario_assign(sc, sets[i], &err);
+    if (rc == SIM_OK && n_sets > 0 && (rc = sim_scenario_validate(sc, &err)) != SIM_OK) {
+        fprintf(stderr, "horizon: command line: %s\n", err.msg);
+        return rc;
+    }
     if (rc != SIM_OK)
         fprintf(stderr, "horizon: %s\n", err.msg);
     return rc;

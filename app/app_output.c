@@ -91,18 +91,21 @@ int app_output_prepare(const char *dir, int force, int frames, int fields, sim_e
                 return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may "
                                    "hold an earlier run's results (use --force to replace them, "
                                    "or --out DIR)", dir);
-            static const char *const top[][2] = {{"stats.csv", ""}, {"run.json", ""},
-                                                 {"checkpoint.hzc", ""}};
+            /* Exactly the files a run writes (and their temporary names), nothing else. */
+            static const char *const top[] = {"stats.csv", "run.json", "checkpoint.hzc",
+                                              "checkpoint.hzc.prev"};
             for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
-                int rc = remove_matching(dir, "", top[i][0], top[i][1], err);
-                if (rc != SIM_OK)
-                    return rc;
+                char file[SIM_PATH_MAX + 64];
+                for (int tmp = 0; tmp < 2; tmp++) {
+                    snprintf(file, sizeof file, "%s/%s%s", dir, top[i], tmp ? ".tmp" : "");
+                    if (unlink(file) != 0 && errno != ENOENT)
+                        return sim_err_set(err, SIM_EIO, "%s: cannot remove earlier result: %s",
+                                           file, strerror(errno));
+                }
             }
             int rc = remove_matching(dir, "frames", "frame_", ".png", err);
             if (rc == SIM_OK)
                 rc = remove_matching(dir, "fields", "field_", ".npy", err);
-            if (rc == SIM_OK)
-                rc = remove_matching(dir, "", "checkpoint.hzc", "", err);
             if (rc != SIM_OK)
                 return rc;
         }

@@ -339,6 +339,16 @@ done:
 
 int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err)
 {
+    int rc = sim_scenario_assign(sc, assignment, err);
+    if (rc != SIM_OK)
+        return rc;
+    char where[SIM_PATH_MAX + 160];
+    snprintf(where, sizeof where, "--set %s", assignment);
+    return validate_at(sc, where, err);
+}
+
+int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err)
+{
     char buf[SIM_PATH_MAX + 128];
     char where[SIM_PATH_MAX + 160];
     snprintf(where, sizeof where, "--set %s", assignment);
@@ -352,10 +362,7 @@ int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err)
                            "world.width=256)", where);
     *eq = '\0';
     *dot = '\0';
-    int rc = sim_scenario_set_key(sc, buf, dot + 1, eq + 1, where, err);
-    if (rc != SIM_OK)
-        return rc;
-    return validate_at(sc, where, err);
+    return sim_scenario_set_key(sc, buf, dot + 1, eq + 1, where, err);
 }
 
 int64_t sim_scenario_agent_count(const sim_scenario *sc)

@@ -81,6 +81,10 @@ int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err);
 /* Applies one "section.key=value" override. SIM_EINVAL with "--set ARG: what" on failure. */
 int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err);
 
+/* Like sim_scenario_set without the check of relations between keys, so that a series of
+ * overrides can be applied in any order and checked once with sim_scenario_validate. */
+int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err);
+
 /* Sets one key by section and name (the common path of files and --set); `where` prefixes the
  * message ("file:12" or "--set"). */
 int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,

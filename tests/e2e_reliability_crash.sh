@@ -14,7 +14,7 @@ trap '[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 hex() { od -An -tx1 | tr -d ' \n'; }
 
-STEPS=150
+STEPS=100
 opts=(--backend cpu --threads 2 --quiet --set world.width=128 --set world.height=96
       --frames-every 1 --dump-fields-every 4 --steps $STEPS)
 "$H" run "${opts[@]}" --out "$T/ref" || fail "reference run"
@@ -41,7 +41,7 @@ check_whole() {
 }
 
 killed=0
-for delay in 0.05 0.2 0.35 0.5 0.7 0.9 1.1 1.4 1.7 2.0; do
+for delay in 0.05 0.25 0.45 0.65 0.9 1.2 1.5; do
     d="$T/k$delay"
     "$H" run "${opts[@]}" --out "$d" --checkpoint-every 3 &
     PID=$!
