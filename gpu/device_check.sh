@@ -5,13 +5,18 @@
 # Logs go to $OUT (at most 8 files come back): smi.txt build.log ctest.log san.log bench.txt
 # bench.json summary.txt.
 # usage: bash gpu/device_check.sh [--bench full|quick|none] [--san all|memcheck|none]
+#                                 [--tests all|gpu|none] [--ncu]
 set -u
 BENCH=full
 SAN=all
+TESTS=all
+NCU=0
 while [ $# -gt 0 ]; do
     case $1 in
     --bench) BENCH=$2; shift 2 ;;
     --san) SAN=$2; shift 2 ;;
+    --tests) TESTS=$2; shift 2 ;;
+    --ncu) NCU=1; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
     esac
 done
@@ -39,16 +44,31 @@ if ! { cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
 fi
 note "built"
 
-(cd /tmp/b && ctest -LE soak -j8 --timeout 600 --output-on-failure) >"$OUT/ctest.log" 2>&1
-note "ctest rc=$?"
-grep -E "tests passed|Skipped|Failed|\*\*\*|Not Run|Timeout" "$OUT/ctest.log" | tail -20 >>"$S"
-grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -E "gpu" >>"$S"
+if [ "$TESTS" != none ]; then
+    sel="-LE soak"
+    [ "$TESTS" = gpu ] && sel="-L gpu"
+    (cd /tmp/b && ctest $sel -j8 --timeout 600 --output-on-failure) >"$OUT/ctest.log" 2>&1
+    note "ctest ($TESTS) rc=$?"
+    grep -E "tests passed|Skipped|Failed|\*\*\*|Not Run|Timeout" "$OUT/ctest.log" | tail -20 >>"$S"
+    grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -E "gpu" >>"$S"
+fi
 
 if [ "$BENCH" != none ]; then
     q=""
     [ "$BENCH" = quick ] && q=--quick
     /tmp/b/app/horizon bench --backend cuda $q --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
     note "bench ($BENCH) rc=$?"
+fi
+
+if [ "$NCU" = 1 ]; then
+    # The step's kernels on the large scenario, mid-run (graph nodes are profiled one by one).
+    ncu --clock-control none --kernel-name-base mangled \
+        --kernel-name "regex:decide_out|jf_kernel|move_kernel|st_field" --launch-skip 40 \
+        --launch-count 4 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section MemoryWorkloadAnalysis \
+        /tmp/b/app/horizon run assets/scenarios/large.ini --backend cuda --steps 30 \
+        --frames-every 0 --stats-every 1 --out /tmp/hz_ncu --quiet >"$OUT/ncu.txt" 2>&1
+    note "ncu rc=$?"
 fi
 
 if [ "$SAN" != none ]; then

@@ -56,7 +56,7 @@ static int replan(gpu_state *st, sim_err *err)
 {
     gpu_step_forget(st);
     int mode = gpu_hz_choose_mode(&st->geom, st->n, st->tune.horizon_mode);
-    int mapping = st->tune.mapping ? st->tune.mapping : GPU_MAP_STRIP;
+    int mapping = st->tune.mapping ? st->tune.mapping : GPU_HZ_MAPPING;
     return gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err);
 }
 
@@ -266,8 +266,8 @@ extern "C" int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err)
     if (t->horizon_mode < GPU_HMODE_AUTO || t->horizon_mode > GPU_HMODE_SPARSE)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: horizon_mode %d (allowed 0..2)",
                            t->horizon_mode);
-    if (t->mapping < GPU_MAP_AUTO || t->mapping > GPU_MAP_DYNAMIC)
-        return sim_err_set(err, SIM_EINVAL, "gpu_tune: mapping %d (allowed 0..3)", t->mapping);
+    if (t->mapping < GPU_MAP_AUTO || t->mapping > GPU_MAP_BLOCK)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: mapping %d (allowed 0..4)", t->mapping);
     if (t->fuse_max < 0 || t->fuse_max > GPU_JF_KMAX)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: fuse_max %d (allowed 0..%d)", t->fuse_max,
                            GPU_JF_KMAX);

@@ -44,7 +44,10 @@ int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
 /* Tuning of one backend instance (the `void *` that create returned, see
  * sim_get_backend_state). Zero fields keep the automatic choice. */
 enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };
-enum { GPU_MAP_AUTO = 0, GPU_MAP_RAKE = 1, GPU_MAP_STRIP = 2, GPU_MAP_DYNAMIC = 3 };
+/* Tile mappings: three persistent grids (seed 003: rake = a contiguous run of tiles per block,
+ * strip-mine = every gridDim-th tile, dynamic = an atomic queue) and one block per tile. */
+enum { GPU_MAP_AUTO = 0, GPU_MAP_RAKE = 1, GPU_MAP_STRIP = 2, GPU_MAP_DYNAMIC = 3,
+       GPU_MAP_BLOCK = 4 };
 typedef struct gpu_tuning {
     int horizon_mode; /* GPU_HMODE_* */
     int mapping;      /* GPU_MAP_* (how tiles are handed to thread blocks) */

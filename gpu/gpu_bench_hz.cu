@@ -15,6 +15,7 @@
 #include "gpu_backend.h"
 #include "gpu_bench.h"
 #include "gpu_horizon.h"
+#include "gpu_policy.h"
 
 extern "C" {
 #include "sim_rules.h"
@@ -192,7 +193,10 @@ static const char *mode_name(int m)
 
 static const char *map_name(int m)
 {
-    return m == GPU_MAP_RAKE ? "rake" : m == GPU_MAP_STRIP ? "strip-mine" : "dynamic";
+    return m == GPU_MAP_RAKE    ? "rake"
+         : m == GPU_MAP_STRIP   ? "strip-mine"
+         : m == GPU_MAP_DYNAMIC ? "dynamic"
+                                : "block/tile";
 }
 
 static int bench_radii(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
@@ -220,8 +224,8 @@ static int bench_radii(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
         double dense = -1.0, sparse = 0.0, naive = 0.0, bin = 0.0;
         int dense_ok = gpu_hz_choose_mode(&g, b->n, GPU_HMODE_DENSE) == GPU_HMODE_DENSE;
         if (dense_ok)
-            GPU_TRY(run_tiles(c, b, &g, GPU_HMODE_DENSE, GPU_MAP_STRIP, 0, reps, &dense, err));
-        GPU_TRY(run_tiles(c, b, &g, GPU_HMODE_SPARSE, GPU_MAP_STRIP, 1, reps, &sparse, err));
+            GPU_TRY(run_tiles(c, b, &g, GPU_HMODE_DENSE, GPU_HZ_MAPPING, 0, reps, &dense, err));
+        GPU_TRY(run_tiles(c, b, &g, GPU_HMODE_SPARSE, GPU_HZ_MAPPING, 1, reps, &sparse, err));
         GPU_TRY(gpu_bench_time(c, reps, [&]() -> int {
             return gpu_bins_build(&b->bins, &g, b->d_cells, b->n, c->s, err);
         }, &bin, err));
@@ -303,8 +307,10 @@ static int bench_mappings(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
     static const int radii[2] = {8, 32};
     const int reps = c->quick ? 3 : 15;
     FILE *t = c->table, *j = c->json;
-    fprintf(t, "\ngpu tile mappings (tile-sum kernel only, automatic mode, persistent grid):\n");
-    fprintf(t, "  %3s %12s %12s %12s %12s\n", "r", "rake ms", "strip ms", "dynamic ms", "best");
+    fprintf(t, "\ngpu tile mappings (tile-sum kernel only, automatic mode; persistent grids of "
+            "blocks/SM x SMs vs one block per tile):\n");
+    fprintf(t, "  %3s %6s %5s %9s %10s %10s %10s %10s %10s %11s\n", "r", "mode", "tile", "smem KB",
+            "blocks/SM", "rake ms", "strip ms", "dynamic ms", "block ms", "best");
     if (j) {
         gpu_bench_member(c);
         fprintf(j, "\"mapping\": [");
@@ -314,9 +320,9 @@ static int bench_mappings(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
         gpu_hz_geometry(b->side, b->side, 1, radii[ri], &g);
         int mode = gpu_hz_choose_mode(&g, b->n, GPU_HMODE_AUTO);
         GPU_TRY(gpu_bins_build(&b->bins, &g, b->d_cells, b->n, c->s, err));
-        double ms[3];
-        for (int m = GPU_MAP_RAKE; m <= GPU_MAP_DYNAMIC; m++) {
-            gpu_hz_plan p;
+        double ms[4];
+        gpu_hz_plan p;
+        for (int m = GPU_MAP_RAKE; m <= GPU_MAP_BLOCK; m++) {
             GPU_TRY(gpu_hz_plan_make(&g, mode, m, &p, err));
             GPU_TRY(gpu_bench_time(c, reps, [&]() -> int {
                 return gpu_hz_sums(&p, &b->bins, b->d_field, b->d_cells, b->d_sums[0],
@@ -324,15 +330,18 @@ static int bench_mappings(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
             }, &ms[m - 1], err));
         }
         int best = 1;
-        for (int m = 2; m <= 3; m++)
+        for (int m = 2; m <= 4; m++)
             if (ms[m - 1] < ms[best - 1])
                 best = m;
-        fprintf(t, "  %3d %12.3f %12.3f %12.3f %12s\n", radii[ri], ms[0], ms[1], ms[2],
+        fprintf(t, "  %3d %6s %5d %9.1f %10d %10.3f %10.3f %10.3f %10.3f %11s\n", radii[ri],
+                mode_name(mode), g.T, p.smem / 1024.0, p.per_sm, ms[0], ms[1], ms[2], ms[3],
                 map_name(best));
         if (j)
-            fprintf(j, "%s{\"r\": %d, \"mode\": \"%s\", \"rake_ms\": %.4f, \"strip_ms\": %.4f, "
-                    "\"dynamic_ms\": %.4f, \"best\": \"%s\"}", ri ? ", " : "", radii[ri],
-                    mode_name(mode), ms[0], ms[1], ms[2], map_name(best));
+            fprintf(j, "%s{\"r\": %d, \"mode\": \"%s\", \"tile\": %d, \"smem\": %zu, "
+                    "\"blocks_per_sm\": %d, \"rake_ms\": %.4f, \"strip_ms\": %.4f, "
+                    "\"dynamic_ms\": %.4f, \"block_ms\": %.4f, \"best\": \"%s\"}",
+                    ri ? ", " : "", radii[ri], mode_name(mode), g.T, p.smem, p.per_sm, ms[0],
+                    ms[1], ms[2], ms[3], map_name(best));
     }
     if (j)
         fprintf(j, "]");

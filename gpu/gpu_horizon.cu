@@ -231,7 +231,7 @@ __device__ void sparse_sums(const int64_t *P, const gpu_hz_geom &g, const int *h
 
 struct sums_out {
     int64_t *d_sums;
-    __device__ void operator()(uint32_t id, int, int, const int64_t s[9]) const
+    __device__ void operator()(uint32_t, uint32_t id, int, int, const int64_t s[9]) const
     {
 #pragma unroll
         for (int c = 0; c < SIM_NCAND; c++)
@@ -242,7 +242,9 @@ struct sums_out {
 struct decide_out {
     gpu_decide_args a;
     int w, h, periodic;
-    __device__ void operator()(uint32_t id, int x, int y, const int64_t s[9]) const
+    /* q: the agent's place in tile order; the move kernel walks the same order, so targets and
+     * keys are stored by q (coalesced) rather than by id (scattered). */
+    __device__ void operator()(uint32_t q, uint32_t id, int x, int y, const int64_t s[9]) const
     {
         sim_u32x4 rr = sim_random(a.seed, *a.d_step, id, SIM_RNG_STEP);
         int c = sim_decide(s, rr, a.threshold);
@@ -262,10 +264,10 @@ struct decide_out {
         if (t != own && a.d_claim[t] != ~0ull) {
             unsigned long long key = sim_claim_key(rr, id);
             atomicMax(&a.d_claim[t], key);
-            a.d_key[id] = key;
+            a.d_key[q] = key;
             target = t;
         }
-        a.d_target[id] = target;
+        a.d_target[q] = target;
     }
 };
 
@@ -275,7 +277,8 @@ struct decide_out {
 /* Persistent grid: each block takes tiles by the mapping (rake: a contiguous run of tiles;
  * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue), skips tiles without agents,
  * builds P (and D in dense mode) in shared memory and serves the tile's agents, one per thread.
- * Shared memory: RS*PW int64 (+ DW*DW int64 dense) dynamic, plus the half-width table. */
+ * Shared memory: RS*PW int64 (+ DW*DW int64 dense) dynamic, plus the half-width table and the
+ * agent deal (3 KB). Requires blockDim.x == GPU_HZ_THREADS. */
 template <int MODE, class OUT>
 __global__ void __launch_bounds__(GPU_HZ_THREADS)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
@@ -285,6 +288,8 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
     extern __shared__ int64_t smem[];
     __shared__ int s_hw[2 * SIM_MAX_RADIUS + 1];
     __shared__ int s_tile;
+    __shared__ int s_count[16];
+    __shared__ uint32_t s_id[GPU_HZ_THREADS], s_cell[GPU_HZ_THREADS], s_q[GPU_HZ_THREADS];
     int64_t *P = smem;
     int64_t *D = smem + g.RS * g.PW;
     for (int d = threadIdx.x; d <= 2 * g.r; d += blockDim.x)
@@ -299,6 +304,8 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
                 s_tile = (int)atomicAdd(queue, 1u);
             __syncthreads();
             tile = s_tile;
+        } else if (mapping == GPU_MAP_BLOCK) {
+            tile = k == 0 ? (int)blockIdx.x : g.ntiles;
         } else if (mapping == GPU_MAP_RAKE) {
             tile = k < per ? (int)blockIdx.x * per + k : g.ntiles;
         } else {
@@ -317,32 +324,72 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
             dense_sums(P, D, g, s_hw);
             __syncthreads();
         }
-        for (uint32_t q = b0 + threadIdx.x; q < b1; q += blockDim.x) {
-            uint32_t id = ids[q];
-            uint32_t cell = cells[id];
-            int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
-            int64_t s[SIM_NCAND];
-            if (MODE == GPU_HMODE_DENSE) {
-                const int64_t *dc = D + (y - ty0 + 1) * g.DW + (x - tx0 + 1);
-#pragma unroll
-                for (int c = 0; c < SIM_NCAND; c++)
-                    s[c] = dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)];
-            } else {
-                int64_t sl[9];
-                sparse_sums(P, g, s_hw, x - ox, y - oy, sl);
-#pragma unroll
-                for (int c = 0; c < SIM_NCAND; c++)
-                    s[c] = sl[sim_cand_slot(c)];
+        /* The tile's agents, GPU_HZ_THREADS at a time, dealt to lanes by shared-memory bank:
+         * every load an agent makes sits at a fixed offset from its base word (base + row *
+         * pitch + column), the same offsets for all lanes of a warp, so lanes whose bases
+         * differ modulo 16 (8-byte bank pairs) never conflict. A counting sort on base % 16
+         * followed by a strided deal gives each warp about two agents per bank pair; random
+         * placement would give ~5-way conflicts. Only the thread an agent lands on depends on
+         * the (atomic) order; every result is a function of the agent alone. */
+        for (uint32_t c0 = b0; c0 < b1; c0 += GPU_HZ_THREADS) {
+            const int nc = (int)min((uint32_t)GPU_HZ_THREADS, b1 - c0);
+            if (threadIdx.x < 16)
+                s_count[threadIdx.x] = 0;
+            __syncthreads();
+            uint32_t id = 0, cell = 0;
+            int bucket = 0, rank = 0;
+            if ((int)threadIdx.x < nc) {
+                id = ids[c0 + threadIdx.x];
+                cell = cells[id];
+                int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
+                bucket = MODE == GPU_HMODE_DENSE ? ((y - ty0 + 1) * g.DW + (x - tx0 + 1)) & 15
+                                                 : ((y - oy) * g.PW + (x - ox)) & 15;
+                rank = atomicAdd(&s_count[bucket], 1);
             }
-            if (!g.periodic) {
-#pragma unroll
-                for (int c = 0; c < SIM_NCAND; c++) {
-                    int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
-                    if (cx < 0 || cx >= g.w || cy < 0 || cy >= g.h)
-                        s[c] = SIM_SUM_INVALID;
+            __syncthreads();
+            if (threadIdx.x == 0)
+                for (int b = 0, acc = 0; b < 16; b++) {
+                    int n = s_count[b];
+                    s_count[b] = acc;
+                    acc += n;
                 }
+            __syncthreads();
+            if ((int)threadIdx.x < nc) {
+                int pos = s_count[bucket] + rank;
+                s_id[pos] = id;
+                s_cell[pos] = cell;
+                s_q[pos] = c0 + threadIdx.x;
             }
-            out(id, x, y, s);
+            __syncthreads();
+            const int pos = (threadIdx.x & 31) * (GPU_HZ_THREADS / 32) + (threadIdx.x >> 5);
+            if (pos < nc) {
+                id = s_id[pos];
+                cell = s_cell[pos];
+                int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
+                int64_t s[SIM_NCAND];
+                if (MODE == GPU_HMODE_DENSE) {
+                    const int64_t *dc = D + (y - ty0 + 1) * g.DW + (x - tx0 + 1);
+#pragma unroll
+                    for (int c = 0; c < SIM_NCAND; c++)
+                        s[c] = dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)];
+                } else {
+                    int64_t sl[9];
+                    sparse_sums(P, g, s_hw, x - ox, y - oy, sl);
+#pragma unroll
+                    for (int c = 0; c < SIM_NCAND; c++)
+                        s[c] = sl[sim_cand_slot(c)];
+                }
+                if (!g.periodic) {
+#pragma unroll
+                    for (int c = 0; c < SIM_NCAND; c++) {
+                        int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+                        if (cx < 0 || cx >= g.w || cy < 0 || cy >= g.h)
+                            s[c] = SIM_SUM_INVALID;
+                    }
+                }
+                out(s_q[pos], id, x, y, s);
+            }
+            __syncthreads(); /* s_id and friends are refilled for the next chunk */
         }
         __syncthreads(); /* P and D are rebuilt for the next tile */
     }
@@ -454,6 +501,11 @@ static int plan_kernel(const gpu_hz_plan *p, int *blocks_per_sm, sim_err *err)
     GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, OUT>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)p->smem));
+    /* Without this the driver may configure the smallest shared-memory carve-out that fits one
+     * block, and the persistent grid sized below would run in several waves. */
+    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, OUT>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
     GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        blocks_per_sm, hz_tile_kernel<MODE, OUT>, GPU_HZ_THREADS, p->smem));
     return SIM_OK;
@@ -485,7 +537,10 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     int per_sm = a < b ? a : b;
     if (per_sm < 1)
         per_sm = 1;
-    p->blocks = per_sm * sms;
+    p->per_sm = per_sm;
+    /* One block per tile leaves the hand-out to the hardware scheduler (the baseline the three
+     * persistent mappings are compared with). */
+    p->blocks = mapping == GPU_MAP_BLOCK ? g->ntiles : per_sm * sms;
     return SIM_OK;
 }
 

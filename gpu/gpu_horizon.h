@@ -27,9 +27,10 @@ typedef struct gpu_hz_geom {
 typedef struct gpu_hz_plan {
     gpu_hz_geom g;
     int mode, mapping;
-    int blocks;
+    int blocks, per_sm; /* grid size; resident blocks per multiprocessor */
     size_t smem;
 } gpu_hz_plan;
+
 
 /* Tile keys and agent ids before and after sorting, tile run starts (ntiles + 1) and CUB's
  * scratch, sized once for `cap` agents. */
@@ -47,8 +48,8 @@ typedef struct gpu_decide_args {
     uint64_t threshold;                 /* sim_noise_threshold(noise) */
     const unsigned long long *d_step;   /* steps completed before this one */
     unsigned long long *d_claim;        /* per cell: 0 empty, UINT64_MAX occupied, else a claim */
-    uint32_t *d_target;                 /* per agent: claimed cell, or its own cell */
-    unsigned long long *d_key;          /* per agent: its claim key when it claimed */
+    uint32_t *d_target;                 /* by tile order q: claimed cell, or the agent's own */
+    unsigned long long *d_key;          /* by tile order q: the claim key when it claimed */
 } gpu_decide_args;
 
 /* Fills g for a grid and radius (chooses the tile side from the shared memory it needs). */

@@ -10,6 +10,8 @@
  * Arithmetic: sim_jacobi (sim_rules.h) with __fmul_rn/__fadd_rn, the same order as the CPU. The
  * boundary rules per neighbour outside the grid: periodic wraps, wall uses the cell itself, fixed
  * uses the edge's value. */
+#include <cuda_pipeline.h>
+
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_jacobi.h"
@@ -33,6 +35,7 @@ void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p)
     p->a = sc->diffusion;
     p->one_minus_a = 1.0f - sc->diffusion;
     p->keep = 1.0f - sc->decay;
+    p->js_rows = 0;
 }
 
 __device__ __forceinline__ int jwrap(int v, int n)
@@ -101,15 +104,15 @@ template <int VEC> __device__ __forceinline__ jvec<VEC> jfill(float f)
 template <int BND, int VEC>
 __global__ void __launch_bounds__(32 * GPU_JS_WARPS)
 js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
-          int decay)
+          int decay, int rows)
 {
     constexpr int B = GPU_JS_BATCH;
     const int lane = threadIdx.x;
     const int x0 = ((int)blockIdx.x * 32 + lane) * VEC;
-    const int yb = ((int)blockIdx.y * GPU_JS_WARPS + (int)threadIdx.y) * GPU_JS_ROWS;
+    const int yb = ((int)blockIdx.y * GPU_JS_WARPS + (int)threadIdx.y) * rows;
     if (yb >= p.h)
         return; /* whole warp */
-    const int ye = yb + GPU_JS_ROWS < p.h ? yb + GPU_JS_ROWS : p.h;
+    const int ye = yb + rows < p.h ? yb + rows : p.h;
     const bool act = x0 < p.w;
     const size_t w = (size_t)p.w;
     const int xw = x0 - 1, xe = x0 + VEC;
@@ -216,9 +219,16 @@ __device__ __forceinline__ float jf_update(const gpu_jac &p, float c, float n, f
     return sim_jacobi(c, n, s, e, w, p.a, p.one_minus_a);
 }
 
+/* Region height: 32 rows for K <= 2 (32 KB of shared memory: more blocks per multiprocessor),
+ * 64 rows for deeper fusion (less halo work per written cell). */
+__host__ __device__ constexpr int jf_rh(int K)
+{
+    return K <= 2 ? GPU_JF_RH_SMALL : GPU_JF_RH;
+}
+
 /* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
- * conflict-free), warp w owns rows 8w..8w+7 of the RH = 64 high region. Shared memory: two
- * RH x RW float buffers (64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
+ * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
+ * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
  * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
  * which never reaches the inner part after K sweeps. */
 template <int K, int BND>
@@ -226,7 +236,7 @@ __global__ void __launch_bounds__(GPU_JF_THREADS)
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap)
 {
-    constexpr int RW = GPU_JF_RW, RH = GPU_JF_RH, TX = RW - 2 * K, TY = RH - 2 * K;
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), TX = RW - 2 * K, TY = RH - 2 * K;
     constexpr int RPW = RH / (GPU_JF_THREADS / 32);
     extern __shared__ float4 jf_smem[];
     float *buf0 = reinterpret_cast<float *>(jf_smem);
@@ -234,9 +244,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int gx0 = (int)blockIdx.x * TX - K, gy0 = (int)blockIdx.y * TY - K;
 
-    /* All 4 x RPW loads of a thread are requested before any is stored: the load phase is
-     * latency-bound otherwise. */
-    float v[RPW][RW / 32];
+    /* The region goes global -> shared by asynchronous copies (cp.async): every copy of the
+     * block is in flight at once and no registers hold the values on the way. */
 #pragma unroll
     for (int q = 0; q < RPW; q++) {
         const int rr = warp * RPW + q;
@@ -248,54 +257,68 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             row_ok = gy >= 0 && gy < p.h;
 #pragma unroll
         for (int k = 0; k < RW / 32; k++) {
-            int gx = gx0 + lane + 32 * k;
-            v[q][k] = 0.0f;
+            const int col = lane + 32 * k;
+            int gx = gx0 + col;
+            float *d = &buf0[rr * RW + col];
             if (BND == SIM_BOUNDARY_PERIODIC) {
                 gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
                                 : jwrap(gx, p.w);
-                v[q][k] = src[(size_t)gy * p.w + gx];
+                __pipeline_memcpy_async(d, &src[(size_t)gy * p.w + gx], sizeof(float));
             } else if (row_ok && gx >= 0 && gx < p.w) {
-                v[q][k] = src[(size_t)gy * p.w + gx];
+                __pipeline_memcpy_async(d, &src[(size_t)gy * p.w + gx], sizeof(float));
+            } else {
+                *d = 0.0f;
             }
         }
     }
-#pragma unroll
-    for (int q = 0; q < RPW; q++)
-#pragma unroll
-        for (int k = 0; k < RW / 32; k++)
-            buf0[(warp * RPW + q) * RW + lane + 32 * k] = v[q][k];
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     __syncthreads();
 
     float m = 0.0f;
     const int gxl = gx0 + lane * 4;
+    /* A block whose region lies inside a bounded grid needs no boundary checks (most of them). */
+    const bool interior = BND == SIM_BOUNDARY_PERIODIC ||
+                          (gx0 >= 0 && gy0 >= 0 && gx0 + RW <= p.w && gy0 + RH <= p.h);
 #pragma unroll 1
     for (int t = 0; t < K; t++) {
         const float *in = (t & 1) ? buf1 : buf0;
         float *out = (t & 1) ? buf0 : buf1;
-        const int r0 = warp * RPW;
-        float4 n = reinterpret_cast<const float4 *>(in + (r0 > 0 ? r0 - 1 : 0) * RW)[lane];
-        float4 c = reinterpret_cast<const float4 *>(in + r0 * RW)[lane];
+        /* Sweep t only needs rows t+1 .. RH-2-t: the rest can no longer reach the written
+         * tile. Their rows in `out` keep stale values that nothing valid reads. */
+        const int lo = max(warp * RPW, t + 1), hi = min((warp + 1) * RPW, RH - 1 - t);
+        if (lo < hi) {
+            float4 n = reinterpret_cast<const float4 *>(in + (lo - 1) * RW)[lane];
+            float4 c = reinterpret_cast<const float4 *>(in + lo * RW)[lane];
 #pragma unroll 2
-        for (int rr = r0; rr < r0 + RPW; rr++) {
-            float4 s = reinterpret_cast<const float4 *>(in + (rr + 1 < RH ? rr + 1 : rr) * RW)[lane];
-            float wv = __shfl_up_sync(FULL_MASK, c.w, 1);
-            float ev = __shfl_down_sync(FULL_MASK, c.x, 1);
-            const int gy = gy0 + rr;
-            float4 o;
-            o.x = jf_update<BND>(p, c.x, n.x, s.x, c.y, wv, gxl, gy);
-            o.y = jf_update<BND>(p, c.y, n.y, s.y, c.z, c.x, gxl + 1, gy);
-            o.z = jf_update<BND>(p, c.z, n.z, s.z, c.w, c.y, gxl + 2, gy);
-            o.w = jf_update<BND>(p, c.w, n.w, s.w, ev, c.z, gxl + 3, gy);
-            if (res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
-                const int col = lane * 4;
-                if (col + 0 >= K && col + 0 < RW - K && gxl + 0 < p.w) res_update(m, o.x, c.x);
-                if (col + 1 >= K && col + 1 < RW - K && gxl + 1 < p.w) res_update(m, o.y, c.y);
-                if (col + 2 >= K && col + 2 < RW - K && gxl + 2 < p.w) res_update(m, o.z, c.z);
-                if (col + 3 >= K && col + 3 < RW - K && gxl + 3 < p.w) res_update(m, o.w, c.w);
+            for (int rr = lo; rr < hi; rr++) {
+                float4 s = reinterpret_cast<const float4 *>(in + (rr + 1) * RW)[lane];
+                float wv = __shfl_up_sync(FULL_MASK, c.w, 1);
+                float ev = __shfl_down_sync(FULL_MASK, c.x, 1);
+                const int gy = gy0 + rr;
+                float4 o;
+                if (interior) {
+                    o.x = sim_jacobi(c.x, n.x, s.x, c.y, wv, p.a, p.one_minus_a);
+                    o.y = sim_jacobi(c.y, n.y, s.y, c.z, c.x, p.a, p.one_minus_a);
+                    o.z = sim_jacobi(c.z, n.z, s.z, c.w, c.y, p.a, p.one_minus_a);
+                    o.w = sim_jacobi(c.w, n.w, s.w, ev, c.z, p.a, p.one_minus_a);
+                } else {
+                    o.x = jf_update<BND>(p, c.x, n.x, s.x, c.y, wv, gxl, gy);
+                    o.y = jf_update<BND>(p, c.y, n.y, s.y, c.z, c.x, gxl + 1, gy);
+                    o.z = jf_update<BND>(p, c.z, n.z, s.z, c.w, c.y, gxl + 2, gy);
+                    o.w = jf_update<BND>(p, c.w, n.w, s.w, ev, c.z, gxl + 3, gy);
+                }
+                if (res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
+                    const int col = lane * 4;
+                    if (col + 0 >= K && col + 0 < RW - K && gxl + 0 < p.w) res_update(m, o.x, c.x);
+                    if (col + 1 >= K && col + 1 < RW - K && gxl + 1 < p.w) res_update(m, o.y, c.y);
+                    if (col + 2 >= K && col + 2 < RW - K && gxl + 2 < p.w) res_update(m, o.z, c.z);
+                    if (col + 3 >= K && col + 3 < RW - K && gxl + 3 < p.w) res_update(m, o.w, c.w);
+                }
+                reinterpret_cast<float4 *>(out + rr * RW)[lane] = o;
+                n = c;
+                c = s;
             }
-            reinterpret_cast<float4 *>(out + rr * RW)[lane] = o;
-            n = c;
-            c = s;
         }
         __syncthreads();
     }
@@ -331,21 +354,30 @@ __global__ void decay_kernel(float *f, size_t n, float keep)
 /* ------------------------------------------------------------------------------------------ */
 /* Dispatch                                                                                    */
 
-static const size_t jf_smem_bytes = 2 * GPU_JF_RW * GPU_JF_RH * sizeof(float);
+static size_t jf_smem_bytes(int K)
+{
+    return 2 * (size_t)GPU_JF_RW * (size_t)jf_rh(K) * sizeof(float);
+}
+
+template <int K, int BND>
+static int jf_init_kb(sim_err *err)
+{
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)jf_smem_bytes(K)));
+    /* The largest shared-memory carve-out, so that several blocks fit on a multiprocessor. */
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    return SIM_OK;
+}
 
 template <int K>
 static int jf_init_k(sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_PERIODIC>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)jf_smem_bytes));
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_WALL>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)jf_smem_bytes));
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, SIM_BOUNDARY_FIXED>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)jf_smem_bytes));
-    return SIM_OK;
+    GPU_TRY(jf_init_kb<K, SIM_BOUNDARY_PERIODIC>(err));
+    GPU_TRY(jf_init_kb<K, SIM_BOUNDARY_WALL>(err));
+    return jf_init_kb<K, SIM_BOUNDARY_FIXED>(err);
 }
 
 int gpu_jacobi_init(sim_err *err)
@@ -377,14 +409,17 @@ template <int BND>
 static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
                       cudaStream_t s)
 {
+    /* Taller strips on tall grids: fewer halo rows per strip, still enough warps to fill the
+     * device. */
+    const int rows = p->js_rows > 0 ? p->js_rows : (p->h >= 8192 ? 2 * GPU_JS_ROWS : GPU_JS_ROWS);
     dim3 block(32, GPU_JS_WARPS);
-    unsigned gy = (unsigned)((p->h + GPU_JS_WARPS * GPU_JS_ROWS - 1) / (GPU_JS_WARPS * GPU_JS_ROWS));
+    unsigned gy = (unsigned)((p->h + GPU_JS_WARPS * rows - 1) / (GPU_JS_WARPS * rows));
     if (p->w % 4 == 0) {
         dim3 grid((unsigned)((p->w / 4 + 31) / 32), gy);
-        js_kernel<BND, 4><<<grid, block, 0, s>>>(*p, src, dst, res, decay);
+        js_kernel<BND, 4><<<grid, block, 0, s>>>(*p, src, dst, res, decay, rows);
     } else {
         dim3 grid((unsigned)((p->w + 31) / 32), gy);
-        js_kernel<BND, 1><<<grid, block, 0, s>>>(*p, src, dst, res, decay);
+        js_kernel<BND, 1><<<grid, block, 0, s>>>(*p, src, dst, res, decay, rows);
     }
 }
 
@@ -392,10 +427,11 @@ template <int K, int BND>
 static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
                         cudaStream_t s)
 {
-    const int TX = GPU_JF_RW - 2 * K, TY = GPU_JF_RH - 2 * K;
+    const int TX = GPU_JF_RW - 2 * K, TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
-    int cheap = p->w >= GPU_JF_RW && p->h >= GPU_JF_RH;
-    jf_kernel<K, BND><<<grid, GPU_JF_THREADS, jf_smem_bytes, s>>>(*p, src, dst, res, decay, cheap);
+    int cheap = p->w >= GPU_JF_RW && p->h >= jf_rh(K);
+    jf_kernel<K, BND><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(*p, src, dst, res, decay,
+                                                                     cheap);
 }
 
 template <int BND>

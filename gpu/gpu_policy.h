@@ -14,6 +14,8 @@
  * shared-memory loads. Dense is chosen when agents/cell * 9 * KAPPA > (1 + 2/T)^2, with KAPPA
  * the measured cost ratio of a sparse to a dense sum (bank conflicts, no row sharing). */
 #define GPU_HZ_KAPPA 1.6
+/* Default tile mapping (GPU_MAP_*), the winner of `horizon bench`'s mapping section. */
+#define GPU_HZ_MAPPING 3
 
 /* ---- Agent binning (gpu_horizon.cu) ---- */
 #define GPU_BIN_THREADS 256
@@ -26,13 +28,14 @@
 
 /* ---- Jacobi, K fused sweeps per pass (temporal blocking) ---- */
 #define GPU_JF_RW 128   /* region width in shared memory: 32 lanes x float4 */
-#define GPU_JF_RH 64    /* region height */
+#define GPU_JF_RH 64    /* region height for K >= 3 */
+#define GPU_JF_RH_SMALL 32 /* region height for K <= 2 (smaller blocks, more of them resident) */
 #define GPU_JF_THREADS 256 /* 8 warps, each owns RH/8 rows */
 #define GPU_JF_KMAX 8   /* most sweeps per pass (the halo); the written tile is RW-2K x RH-2K */
 
 /* ---- Statistics (gpu_stats.cu) ---- */
 #define GPU_ST_COLS 32    /* columns per block (one warp sums them in row order) */
-#define GPU_ST_CHUNK 64   /* rows staged per round */
+#define GPU_ST_ROWS 16    /* rows each loader warp stages per round (loads in flight) */
 #define GPU_ST_THREADS 256
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
 

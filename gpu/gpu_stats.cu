@@ -71,54 +71,59 @@ __device__ void commit_sum_max(unsigned long long cs, unsigned mk, gpu_ctl *ctl,
     }
 }
 
-/* Thread mapping: block of GPU_ST_THREADS owns columns x0 .. x0+31; warps 1.. stage rows,
- * warp 0 sums. Shared memory: 2 x CHUNK x (COLS+1) floats (padding: the loaders write rows, the
- * summing warp reads rows too, so the pad is only for safety of other shapes). */
+/* Loader warp l (1..) stages rows (l-1)*GPU_ST_ROWS .. of chunk k: all its loads are requested
+ * before any is used, then each value is folded into the checksum and max and staged. */
+__device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int h, int x, int y0,
+                                         float (*dst)[GPU_ST_COLS + 1], int lane,
+                                         unsigned long long &cs, unsigned &mk)
+{
+    float v[GPU_ST_ROWS];
+#pragma unroll
+    for (int q = 0; q < GPU_ST_ROWS; q++) {
+        int y = y0 + q;
+        v[q] = y < h && x < w ? f[(size_t)y * w + x] : 0.0f;
+    }
+#pragma unroll
+    for (int q = 0; q < GPU_ST_ROWS; q++) {
+        int y = y0 + q;
+        if (y < h && x < w) {
+            cs += sim_checksum_cell((size_t)y * w + x, __float_as_uint(v[q]));
+            if (v[q] == v[q])
+                mk = max(mk, float_key(v[q]));
+        }
+        dst[q][lane] = v[q];
+    }
+}
+
+/* Thread mapping: a block of GPU_ST_THREADS owns columns x0 .. x0+31; warps 1.. stage chunks of
+ * (warps - 1) * GPU_ST_ROWS rows into shared memory (double-buffered), warp 0 adds the staged
+ * rows in order, lane = column, in double. Shared memory: 2 chunks x (COLS+1) floats. */
+#define ST_LOADERS (GPU_ST_THREADS / 32 - 1)
+#define ST_CHUNK (ST_LOADERS * GPU_ST_ROWS)
 __global__ void __launch_bounds__(GPU_ST_THREADS)
 st_field_kernel(const float *__restrict__ f, int w, int h, double *colsum, gpu_ctl *ctl)
 {
-    __shared__ float buf[2][GPU_ST_CHUNK][GPU_ST_COLS + 1];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    __shared__ float buf[2][ST_CHUNK][GPU_ST_COLS + 1];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int x = (int)blockIdx.x * GPU_ST_COLS + lane;
-    const int nchunks = (h + GPU_ST_CHUNK - 1) / GPU_ST_CHUNK;
+    const int nchunks = (h + ST_CHUNK - 1) / ST_CHUNK;
     unsigned long long cs = 0;
     unsigned mk = 0;
 
-    if (warp > 0) {
-        for (int rr = warp - 1; rr < GPU_ST_CHUNK; rr += nw - 1) {
-            int y = rr;
-            float v = 0.0f;
-            if (y < h && x < w) {
-                size_t i = (size_t)y * w + x;
-                v = f[i];
-                cs += sim_checksum_cell(i, __float_as_uint(v));
-                if (v == v)
-                    mk = max(mk, float_key(v));
-            }
-            buf[0][rr][lane] = v;
-        }
-    }
+    if (warp > 0)
+        st_stage(f, w, h, x, (warp - 1) * GPU_ST_ROWS, buf[0] + (warp - 1) * GPU_ST_ROWS, lane,
+                 cs, mk);
     __syncthreads();
     double acc = 0.0;
     for (int k = 0; k < nchunks; k++) {
         if (warp == 0) {
-            const int rows = min(GPU_ST_CHUNK, h - k * GPU_ST_CHUNK);
+            const int rows = min(ST_CHUNK, h - k * ST_CHUNK);
             const float(*b)[GPU_ST_COLS + 1] = buf[k & 1];
             for (int rr = 0; rr < rows; rr++)
                 acc += (double)b[rr][lane];
         } else if (k + 1 < nchunks) {
-            for (int rr = warp - 1; rr < GPU_ST_CHUNK; rr += nw - 1) {
-                int y = (k + 1) * GPU_ST_CHUNK + rr;
-                float v = 0.0f;
-                if (y < h && x < w) {
-                    size_t i = (size_t)y * w + x;
-                    v = f[i];
-                    cs += sim_checksum_cell(i, __float_as_uint(v));
-                    if (v == v)
-                        mk = max(mk, float_key(v));
-                }
-                buf[(k + 1) & 1][rr][lane] = v;
-            }
+            st_stage(f, w, h, x, (k + 1) * ST_CHUNK + (warp - 1) * GPU_ST_ROWS,
+                     buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane, cs, mk);
         }
         __syncthreads();
     }

@@ -22,24 +22,26 @@ extern "C" {
 #define FULL_MASK 0xffffffffu
 #define OCCUPIED (~0ull)
 
-/* Thread per agent: a claimer whose key is still the target's claim word wins, moves and turns
- * the claim words into occupancy (target occupied, old cell empty). No other thread writes
- * those two words in this kernel: the target was empty at the start (no one leaves it) and the
- * old cell was occupied (no one claimed it). Losers read the winner's key or UINT64_MAX, never
- * their own. Then every agent deposits on its (new) cell: one agent per cell, no conflicts. */
-__global__ void move_kernel(int64_t n, uint32_t *__restrict__ cells,
+/* Thread per agent in tile order q (the order of the tile-sum kernel, so the claim words and
+ * field cells a warp touches are close together): a claimer whose key is still the target's
+ * claim word wins, moves and turns the claim words into occupancy (target occupied, old cell
+ * empty). No other thread writes those two words in this kernel: the target was empty at the
+ * start (no one leaves it) and the old cell was occupied (no one claimed it). Losers read the
+ * winner's key or UINT64_MAX, never their own. Then every agent deposits on its (new) cell: one
+ * agent per cell, no conflicts. */
+__global__ void move_kernel(int64_t n, const uint32_t *__restrict__ ids, uint32_t *cells,
                             const uint32_t *__restrict__ target,
                             const unsigned long long *__restrict__ key, unsigned long long *claim,
                             float *field, float deposit, unsigned long long *moved)
 {
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int mv = 0;
-    if (i < n) {
-        uint32_t c = cells[i], t = target[i];
-        if (t != c && claim[t] == key[i]) {
+    if (q < n) {
+        uint32_t id = ids[q], c = cells[id], t = target[q];
+        if (t != c && claim[t] == key[q]) {
             claim[t] = OCCUPIED;
             claim[c] = 0;
-            cells[i] = t;
+            cells[id] = t;
             c = t;
             mv = 1;
         }
@@ -86,8 +88,8 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
         GPU_TRY(gpu_hz_decide(&st->plan, &st->bins, *cur, st->d_cells, &a, &st->d_ctl->queue, s,
                               err));
         move_kernel<<<(unsigned)((st->n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS,
-                      0, s>>>(st->n, st->d_cells, st->d_target, st->d_key, st->d_claim, *cur,
-                              st->sc.deposit, &st->d_ctl->moved);
+                      0, s>>>(st->n, st->bins.d_id_out, st->d_cells, st->d_target, st->d_key,
+                              st->d_claim, *cur, st->sc.deposit, &st->d_ctl->moved);
         GPU_CHECK_LAUNCH(err, s);
     }
     GPU_TRY(gpu_jacobi_run(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
@@ -124,8 +126,8 @@ int gpu_step_part(gpu_state *st, int part, sim_err *err)
         if (st->n == 0)
             return SIM_OK;
         move_kernel<<<(unsigned)((st->n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS,
-                      0, s>>>(st->n, st->d_cells, st->d_target, st->d_key, st->d_claim, cur,
-                              st->sc.deposit, &st->d_ctl->moved);
+                      0, s>>>(st->n, st->bins.d_id_out, st->d_cells, st->d_target, st->d_key,
+                              st->d_claim, cur, st->sc.deposit, &st->d_ctl->moved);
         GPU_CHECK_LAUNCH(err, s);
         return SIM_OK;
     case GPU_PART_DIFFUSE:

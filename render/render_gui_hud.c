@@ -187,9 +187,9 @@ static void hud(render_gui_app *a, const render_gui_sim_info *info)
 static void fmt_sum(char *buf, size_t n, int64_t v, int best)
 {
     if (v == SIM_SUM_INVALID)
-        snprintf(buf, n, "%9s ", "--");
+        snprintf(buf, n, "%10s ", "--");
     else
-        snprintf(buf, n, "%9.3f%c", (double)v / (double)SIM_FIX_ONE, best ? '*' : ' ');
+        snprintf(buf, n, "%10.6g%c", (double)v / (double)SIM_FIX_ONE, best ? '*' : ' ');
 }
 
 static void inspect_panel(render_gui_app *a)

@@ -17,7 +17,9 @@ hex() { od -An -tx1 | tr -d ' \n'; }
 STEPS=100
 opts=(--backend cpu --threads 2 --quiet --set world.width=128 --set world.height=96
       --frames-every 1 --dump-fields-every 4 --steps $STEPS)
+t0=$(date +%s%N)
 "$H" run "${opts[@]}" --out "$T/ref" || fail "reference run"
+ref_ms=$((($(date +%s%N) - t0) / 1000000))
 npy_size=$(stat -c %s "$T/ref/fields/field_000000.npy")
 
 check_whole() {
@@ -41,8 +43,11 @@ check_whole() {
 }
 
 killed=0
-for delay in 0.05 0.25 0.45 0.65 0.9 1.2 1.5; do
-    d="$T/k$delay"
+# kill at 3%, 15%, ... 90% of the time an uninterrupted run takes
+for pct in 3 15 30 45 60 75 90; do
+    ms=$((ref_ms * pct / 100))
+    delay=$((ms / 1000)).$(printf %03d $((ms % 1000)))
+    d="$T/k$pct"
     "$H" run "${opts[@]}" --out "$d" --checkpoint-every 3 &
     PID=$!
     sleep "$delay"
