@@ -352,10 +352,17 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
     if (access(dir, W_OK) != 0)
         return sim_err_set(err, SIM_EIO, "%s: output directory is not writable: %s", dir,
                            strerror(errno));
-    /* Temporary files of an interrupted write; their final names hold the last whole version. */
-    int rc = remove_matching(dir, "", "checkpoint.hzc", ".tmp", err);
-    if (rc == SIM_OK)
-        rc = remove_matching(dir, "", "run.json", "", err); /* the run is not finished any more */
+    /* Temporary files of interrupted writes (their final names hold the last whole version),
+     * and run.json: the run is not finished any more. */
+    static const char *const stale[] = {"checkpoint.hzc.tmp", "checkpoint.hzc.prev.tmp",
+                                        "run.json", "run.json.tmp"};
+    int rc = SIM_OK;
+    for (size_t i = 0; rc == SIM_OK && i < sizeof stale / sizeof stale[0]; i++) {
+        char file[SIM_PATH_MAX + 64];
+        snprintf(file, sizeof file, "%s/%s", dir, stale[i]);
+        if (unlink(file) != 0 && errno != ENOENT)
+            rc = sim_err_set(err, SIM_EIO, "%s: cannot remove: %s", file, strerror(errno));
+    }
     if (rc == SIM_OK)
         rc = remove_matching(dir, "frames", "frame_", ".png.tmp", err);
     if (rc == SIM_OK)

@@ -6,12 +6,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app.h"
 #include "app_output.h"
 #include "app_progress.h"
+#include "app_resume.h"
+#include "app_signal.h"
 #include "render_frame.h"
 #include "render_queue.h"
 #include "sim_checkpoint.h"
@@ -176,124 +177,6 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
     return rc;
 }
 
-/* The first scenario key whose value differs between a and b (output.dir aside): 1 with
- * "section.key: 'A' vs 'B'" in what, 0 when they agree, -1 without memory. Compares the INI
- * text, so that every key counts, present and future. */
-static int scenario_diff(const sim_scenario *a, const sim_scenario *b, char *what, size_t n)
-{
-    sim_scenario x = *a, y = *b;
-    strcpy(x.dir, ".");
-    strcpy(y.dir, ".");
-    char *ta = NULL, *tb = NULL;
-    size_t la, lb;
-    FILE *ma = open_memstream(&ta, &la), *mb = open_memstream(&tb, &lb);
-    int rc = -1;
-    if (ma && mb) {
-        sim_scenario_write_ini(&x, ma);
-        sim_scenario_write_ini(&y, mb);
-    }
-    if (ma)
-        fclose(ma);
-    if (mb)
-        fclose(mb);
-    if (ma && mb && ta && tb) {
-        rc = 0;
-        char section[64] = "";
-        for (char *p = ta, *q = tb; *p && *q;) {
-            size_t lp = strcspn(p, "\n"), lq = strcspn(q, "\n");
-            if (p[0] == '[')
-                snprintf(section, sizeof section, "%.*s", (int)(lp > 2 ? lp - 2 : 0), p + 1);
-            if (lp != lq || memcmp(p, q, lp) != 0) {
-                size_t k = strcspn(p, " =");
-                const char *va = p + k + (p[k] == ' ' ? 3 : 0), *vb = q + k + (q[k] == ' ' ? 3 : 0);
-                snprintf(what, n, "%s.%.*s: '%.*s' in the checkpoint, '%.*s' asked", section,
-                         (int)k, p, (int)(p + lp - va), va, (int)(q + lq - vb), vb);
-                rc = 1;
-                break;
-            }
-            p += lp + (p[lp] != '\0');
-            q += lq + (q[lq] != '\0');
-        }
-    }
-    free(ta);
-    free(tb);
-    return rc;
-}
-
-/* Whether two paths name the same directory. */
-static int same_dir(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* --resume: the scenario comes from the checkpoint and the output directory is the
- * checkpoint's; options that repeat the checkpoint's values are fine, of the scenario only
- * run.steps (--steps, the total) may change. Prints the error. */
-static int load_resume(const run_opts *o, sim_scenario *sc, sim_checkpoint *ck)
-{
-    static const char only[] = "only --steps (the total), --backend, --threads, "
-                               "--checkpoint-every, --progress and --quiet may change";
-    if (o->scenario || o->force) {
-        fprintf(stderr, "horizon run: --resume takes the scenario and the output directory from "
-                "the checkpoint; '%s' cannot be given with it (%s)\n",
-                o->scenario ? o->scenario : "--force", only);
-        return SIM_EINVAL;
-    }
-    sim_err err;
-    int rc = sim_checkpoint_read(o->resume, ck, &err);
-    if (rc != SIM_OK) {
-        fprintf(stderr, "horizon: %s\n", err.msg);
-        return rc;
-    }
-    char dir[SIM_PATH_MAX];
-    const char *slash = strrchr(o->resume, '/');
-    size_t n = slash ? (size_t)(slash - o->resume) : 0;
-    if (n >= sizeof dir) {
-        fprintf(stderr, "horizon: %s: path too long\n", o->resume);
-        rc = SIM_EINVAL;
-    } else if (!slash) {
-        strcpy(dir, ".");
-    } else {
-        memcpy(dir, o->resume, n ? n : 1); /* "/checkpoint.hzc" lives in "/" */
-        dir[n ? n : 1] = '\0';
-    }
-    *sc = ck->sc;
-    strcpy(sc->dir, dir);
-    for (int i = 0; rc == SIM_OK && i < o->n_sets; i++)
-        if ((rc = sim_scenario_set(sc, o->sets[i], &err)) != SIM_OK)
-            fprintf(stderr, "horizon: %s\n", err.msg);
-    char what[256];
-    sim_scenario asked = *sc;
-    asked.steps = ck->sc.steps;
-    if (rc == SIM_OK && strcmp(sc->dir, dir) != 0 && !same_dir(sc->dir, dir)) {
-        fprintf(stderr, "horizon run: --out %s: a resumed run writes next to its checkpoint, "
-                "in %s (%s)\n", sc->dir, dir, only);
-        rc = SIM_EINVAL;
-    } else if (rc == SIM_OK && (n = (size_t)scenario_diff(&ck->sc, &asked, what, sizeof what))) {
-        if ((int)n < 0)
-            fprintf(stderr, "horizon: out of memory\n");
-        else
-            fprintf(stderr, "horizon run: --resume: %s; the run goes on with the checkpoint's "
-                    "scenario (%s)\n", what, only);
-        rc = (int)n < 0 ? SIM_ENOMEM : SIM_EINVAL;
-    }
-    strcpy(sc->dir, dir);
-    if (rc == SIM_OK && sc->steps < ck->step) {
-        fprintf(stderr, "horizon: --steps %lld: the checkpoint is at step %lld already (--steps "
-                "counts the steps of the whole run)\n", (long long)sc->steps,
-                (long long)ck->step);
-        rc = SIM_EINVAL;
-    }
-    if (rc != SIM_OK) {
-        sim_checkpoint_release(ck);
-        return rc;
-    }
-    ck->sc = *sc;
-    return SIM_OK;
-}
-
 static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_checkpoint *ck)
 {
     memset(o, 0, sizeof *o);
@@ -385,7 +268,8 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_
         }
     }
     if (!bad)
-        rc = o->resume ? load_resume(o, sc, ck)
+        rc = o->resume ? app_resume_load(o->resume, o->scenario, o->force, o->sets, o->n_sets,
+                                         sc, ck)
                        : app_load_scenario(o->scenario, o->sets, o->n_sets, sc);
 done:
     for (int i = 0; i < n_owned; i++)
@@ -399,46 +283,6 @@ done:
 static int due(int64_t step, int64_t every)
 {
     return every > 0 && step % every == 0;
-}
-
-/* ---- signals ----
- * The one mutable global of the app, because a signal handler can reach nothing else: the first
- * SIGINT/SIGTERM asks the run loop to stop after the current step; a second one exits at once. */
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-    if (stop_signal) {
-        /* Files under final names are written whole and renamed into place (stats.csv one whole
-         * row per write), so leaving now leaves at worst *.tmp files, which --resume removes. */
-        static const char msg[] = "\nhorizon: second signal: exiting at once\n";
-        ssize_t r = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)r;
-        _exit(128 + sig);
-    }
-    stop_signal = sig;
-}
-
-typedef struct saved_signals {
-    struct sigaction sigint, sigterm;
-} saved_signals;
-
-static void signals_install(saved_signals *old)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART; /* a write in progress goes on instead of failing with EINTR */
-    stop_signal = 0;
-    sigaction(SIGINT, &sa, &old->sigint);
-    sigaction(SIGTERM, &sa, &old->sigterm);
-}
-
-static void signals_restore(const saved_signals *old)
-{
-    sigaction(SIGINT, &old->sigint, NULL);
-    sigaction(SIGTERM, &old->sigterm, NULL);
 }
 
 /* ---- the run ---- */
@@ -548,8 +392,8 @@ int app_run_main(int argc, char **argv)
         return app_exit_code(rc);
     }
     int threads = app_threads(o.threads);
-    saved_signals old_signals;
-    signals_install(&old_signals);
+    app_signals old_signals;
+    app_signals_install(&old_signals);
     sim_err err = {{0}};
     app_progress prog;
     memset(&prog, 0, sizeof prog);
@@ -577,7 +421,7 @@ int app_run_main(int argc, char **argv)
     double t0 = app_now();
     uint64_t checksum = 0;
     int64_t k;
-    for (k = start + 1; k <= sc->steps && !stop_signal; k++) {
+    for (k = start + 1; k <= sc->steps && !app_signal_pending(); k++) {
         int want = due(k, sc->stats_every);
         sim_stats st;
         rc = sim_step(r.s, want, &st);
@@ -598,9 +442,9 @@ int app_run_main(int argc, char **argv)
             goto fail;
         app_progress_update(&prog, k);
     }
-    if (stop_signal) {
+    if (app_signal_pending()) {
         /* Interrupted: save the step just finished and say how to go on. */
-        int sig = stop_signal;
+        int sig = app_signal_pending();
         app_progress_end(&prog, k - 1);
         if (r.last_ckpt != k - 1 && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
@@ -616,7 +460,7 @@ int app_run_main(int argc, char **argv)
                 sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)",
                 (long long)(k - 1), (long long)sc->steps, r.ckpt_path, r.ckpt_path);
         run_release(&r);
-        signals_restore(&old_signals);
+        app_signals_restore(&old_signals);
         return sig == SIGINT ? APP_EXIT_SIGINT : APP_EXIT_SIGTERM;
     }
     if (r.fr.queue && (rc = render_queue_finish(r.fr.queue, &err)) != SIM_OK)
@@ -653,7 +497,7 @@ int app_run_main(int argc, char **argv)
                    "-pix_fmt yuv420p %s/run.mp4\n", dir, dir);
     }
     run_release(&r);
-    signals_restore(&old_signals);
+    app_signals_restore(&old_signals);
     return APP_EXIT_OK;
 
 fail:
@@ -664,6 +508,6 @@ fail:
         fprintf(stderr, "horizon: the last good checkpoint is %s (step %lld); continue with: "
                 "horizon run --resume %s\n", r.ckpt_path, (long long)r.last_ckpt, r.ckpt_path);
     run_release(&r);
-    signals_restore(&old_signals);
+    app_signals_restore(&old_signals);
     return app_exit_code(rc);
 }

@@ -4,19 +4,24 @@
 # label included), compute-sanitizer over the GPU tests in their quick mode, and `horizon bench`.
 # Logs go to $OUT (at most 8 files come back): smi.txt build.log ctest.log san.log bench.txt
 # bench.json summary.txt.
+# --overlap runs the tests and the sanitizers at the same time (both only check results), then
+# the bench alone on an idle GPU: one call's device time is then about build + the slowest test
+# + bench.
 # usage: bash gpu/device_check.sh [--bench full|quick|none] [--san all|memcheck|none]
-#                                 [--tests all|gpu|none] [--ncu]
+#                                 [--tests all|gpu|none] [--ncu] [--overlap]
 set -u
 BENCH=full
 SAN=all
 TESTS=all
 NCU=0
+OVERLAP=0
 while [ $# -gt 0 ]; do
     case $1 in
     --bench) BENCH=$2; shift 2 ;;
     --san) SAN=$2; shift 2 ;;
     --tests) TESTS=$2; shift 2 ;;
     --ncu) NCU=1; shift ;;
+    --overlap) OVERLAP=1; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
     esac
 done
@@ -44,23 +49,26 @@ if ! { cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
 fi
 note "built"
 
-if [ "$TESTS" != none ]; then
-    sel="-LE soak"
+run_tests() {
+    [ "$TESTS" = none ] && return
+    local sel="-LE soak"
     [ "$TESTS" = gpu ] && sel="-L gpu"
     (cd /tmp/b && ctest $sel -j8 --timeout 600 --output-on-failure) >"$OUT/ctest.log" 2>&1
     note "ctest ($TESTS) rc=$?"
     grep -E "tests passed|Skipped|Failed|\*\*\*|Not Run|Timeout" "$OUT/ctest.log" | tail -20 >>"$S"
     grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -E "gpu" >>"$S"
-fi
+}
 
-if [ "$BENCH" != none ]; then
-    q=""
+run_bench() {
+    [ "$BENCH" = none ] && return
+    local q=""
     [ "$BENCH" = quick ] && q=--quick
     /tmp/b/app/horizon bench --backend cuda $q --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
     note "bench ($BENCH) rc=$?"
-fi
+}
 
-if [ "$NCU" = 1 ]; then
+run_ncu() {
+    [ "$NCU" = 1 ] || return
     # The step's kernels on the large scenario, mid-run (graph nodes are profiled one by one).
     ncu --clock-control none --kernel-name-base mangled \
         --kernel-name "regex:decide_out|jf_kernel|move_kernel|st_field" --launch-skip 40 \
@@ -69,10 +77,11 @@ if [ "$NCU" = 1 ]; then
         /tmp/b/app/horizon run assets/scenarios/large.ini --backend cuda --steps 30 \
         --frames-every 0 --stats-every 1 --out /tmp/hz_ncu --quiet >"$OUT/ncu.txt" 2>&1
     note "ncu rc=$?"
-fi
+}
 
-if [ "$SAN" != none ]; then
-    tools="memcheck racecheck initcheck synccheck"
+run_san() {
+    [ "$SAN" = none ] && return
+    local tools="memcheck racecheck initcheck synccheck"
     [ "$SAN" = memcheck ] && tools=memcheck
     : >"$OUT/san.log"
     for tool in $tools; do
@@ -84,5 +93,18 @@ if [ "$SAN" != none ]; then
             grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error" "$OUT/san.log" | tail -1 >>"$S"
         done
     done
+}
+
+if [ "$OVERLAP" = 1 ]; then
+    run_tests &
+    run_san &
+    wait
+    run_bench
+    run_ncu
+else
+    run_tests
+    run_bench
+    run_ncu
+    run_san
 fi
 note "done"

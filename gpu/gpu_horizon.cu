@@ -1,15 +1,18 @@
-/* gpu_horizon.cu - horizon sums on the device (see gpu_horizon.h).
+/* gpu_horizon.cu - horizon sums on the device (see gpu_horizon.h); agents arrive binned by tile
+ * (gpu_bins.cu).
  *
  * Layers: dispatch (gpu_hz_*: plan, grid size, launch, check) -> thin kernels (hz_tile_kernel,
- * hz_keys_kernel, hz_starts_kernel, hz_naive_kernel) -> block routines (load_prefix,
- * dense_sums, sparse_sums) -> the shared arithmetic of sim_rules.h.
+ * hz_naive_kernel) -> block routines (load_prefix, dense_sums, sparse_sums) -> the shared
+ * arithmetic of sim_rules.h.
  *
- * Exactness: every sum is an int64 sum of sim_fix(field), so prefix differences, the dense table
- * and the naive box loop give the same bits in any order. Prefix rows can hold at most
- * RS * 2^48 < 2^57 and a disk at most ~2^62 (sim_rules.h), so nothing overflows. */
-#include <cub/block/block_adjacent_difference.cuh>
-#include <cub/device/device_radix_sort.cuh>
-
+ * Exactness: a cell is sim_fix32(field), |q| <= 2^23 (sim_rules.h). Prefix rows are kept modulo
+ * 2^32 (uint32, wrapping); a row span of a disk has at most 2r + 1 <= 129 cells, under 2^31 in
+ * magnitude, so the wrapped difference of two prefix entries read as int32 is the span exactly.
+ * Disks of at most 255 cells (r <= 9, "small") are summed modulo 2^32 too and read as int32 at
+ * the end (exact for the same reason); larger disks add their int32 spans in int64. Every
+ * algorithm here (prefix spans, the dense table, the naive box loop) thus gives the CPU's int64
+ * sums bit for bit. 32-bit rows halve the shared memory and the shared-memory traffic of the
+ * int64 rows they replace. */
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
@@ -25,23 +28,45 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 /* Geometry and plan                                                                           */
 
-static size_t prefix_bytes(int T, int r)
+static int round4(int v)
 {
-    size_t rs = (size_t)T + 2 * (size_t)(r + 1);
-    return rs * (rs + 1) * sizeof(int64_t);
+    return (v + 3) & ~3;
 }
 
-static size_t dense_bytes(int T)
+/* Region of a tile of side T at radius r: rows T + 2(r+1); a row pitch (words) of
+ * L + T + (r+1) rounded up to 4, with a left margin L = round4(r + 2) (see gpu_hz_geom). */
+static size_t prefix_bytes(int T, int r)
 {
-    return (size_t)(T + 2) * (T + 2) * sizeof(int64_t);
+    size_t rows = (size_t)T + 2 * (size_t)(r + 1);
+    size_t pitch = (size_t)round4(round4(r + 2) + T + r + 1);
+    return rows * pitch * sizeof(uint32_t);
+}
+
+/* Lattice points of the disk of radius r: small disks (<= 255 points) sum in 32 bits. */
+static int disk_points(int r)
+{
+    int n = 0;
+    for (int dy = -r; dy <= r; dy++)
+        n += 2 * sim_disk_halfwidth(r, dy) + 1;
+    return n;
+}
+
+static int disk_is_small(int r)
+{
+    return (int64_t)disk_points(r) * SIM_FIX_CELL_MAX <= (int64_t)INT32_MAX;
+}
+
+static size_t dense_bytes(int T, int small)
+{
+    return (size_t)(T + 2) * (T + 2) * (small ? sizeof(uint32_t) : sizeof(int64_t));
 }
 
 void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
 {
     /* The large tile halves the halo overhead; it is used while tile + halo + dense table stay
-     * under ~180 KB, so that r <= 32 keeps 64 x 64 tiles. */
+     * under ~180 KB (every r <= 62 with 32-bit rows). */
     int T = GPU_HZ_TILE_LARGE;
-    if (prefix_bytes(T, r) + dense_bytes(T) > 180 * 1024)
+    if (prefix_bytes(T, r) + dense_bytes(T, disk_is_small(r)) > 180 * 1024)
         T = GPU_HZ_TILE_SMALL;
     g->w = w;
     g->h = h;
@@ -49,9 +74,12 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
     g->r = r;
     g->T = T;
     g->R = r + 1;
+    g->L = round4(r + 2);
     g->RS = T + 2 * g->R;
-    g->PW = g->RS + 1;
+    g->PW = round4(g->L + T + g->R);
     g->DW = T + 2;
+    /* The small kernels load rows with one float4 per lane (load_prefix): PW <= 128. */
+    g->small = disk_is_small(r) && g->PW <= 128;
     g->ntx = (w + T - 1) / T;
     g->nty = (h + T - 1) / T;
     g->ntiles = g->ntx * g->nty;
@@ -59,7 +87,7 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
 
 int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced)
 {
-    int dense_fits = prefix_bytes(g->T, g->r) + dense_bytes(g->T) <= GPU_HZ_SMEM_MAX;
+    int dense_fits = prefix_bytes(g->T, g->r) + dense_bytes(g->T, g->small) <= GPU_HZ_SMEM_MAX;
     if (forced == GPU_HMODE_SPARSE || !dense_fits)
         return GPU_HMODE_SPARSE;
     if (forced == GPU_HMODE_DENSE)
@@ -78,9 +106,9 @@ __device__ __forceinline__ int wrap_index(int v, int n)
     return v < 0 ? v + n : v;
 }
 
-/* The fixed-point value of region cell (i, j) (region origin (ox, oy)). Cells outside a bounded
- * grid count 0; a periodic grid wraps (as often as needed when the region is wider than the
- * grid); `inside`: the whole region lies in the grid, no wrapping or checks. */
+/* The field value of region cell (i, j) (region origin (ox, oy)). Cells outside a bounded grid
+ * count 0; a periodic grid wraps (as often as needed when the region is wider than the grid);
+ * `inside`: the whole region lies in the grid, no wrapping or checks. */
 __device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float *__restrict__ field,
                                               int ox, int oy, int i, int j, bool inside)
 {
@@ -96,92 +124,163 @@ __device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float 
     return field[(size_t)gy * g.w + gx];
 }
 
-/* Loads the region of side RS whose upper-left cell is (ox, oy) as fixed-point values and turns
- * each row into exclusive prefix sums: P[i*PW + j] = sum of the row's first j cells.
- * Warp w owns rows w, w + nw, ...: first it loads them GPU_HZ_LOAD_ROWS rows at a time, every
- * value of the batch requested before any is used (a tile is a few thousand scattered 128-byte
- * rows: latency, not bandwidth, is the cost), then it scans its own rows in place, 32 columns
- * per round with the carry from lane 31. Only the warp's own rows are touched: __syncwarp. */
-#define HZ_MAX_CHUNKS 7 /* ceil(RS / 32) for RS <= 224 (RS <= 194 here) */
-__device__ void load_prefix(int64_t *P, const gpu_hz_geom &g, const float *__restrict__ field,
-                            int ox, int oy)
+/* Four consecutive region cells (i, 4k .. 4k+3). With a width that is a multiple of 4 (`vec`)
+ * the region origin is too (ox = tile origin - L), so the four cells are one aligned float4 of
+ * one grid row, also after a periodic wrap, or all outside a bounded grid. */
+__device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
+                                               const float *__restrict__ field, int ox, int oy,
+                                               int i, int k, bool inside, bool vec)
+{
+    if (vec) {
+        int gx = ox + 4 * k, gy = oy + i;
+        if (!inside) {
+            if (g.periodic) {
+                gx = wrap_index(gx, g.w);
+                gy = wrap_index(gy, g.h);
+            } else if (gx < 0 || gx >= g.w || gy < 0 || gy >= g.h) {
+                return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+        }
+        return __ldg(reinterpret_cast<const float4 *>(field + (size_t)gy * g.w + gx));
+    }
+    return make_float4(region_value(g, field, ox, oy, i, 4 * k + 0, inside),
+                       region_value(g, field, ox, oy, i, 4 * k + 1, inside),
+                       region_value(g, field, ox, oy, i, 4 * k + 2, inside),
+                       region_value(g, field, ox, oy, i, 4 * k + 3, inside));
+}
+
+/* Loads the region (RS rows of PW cells, upper-left cell (ox, oy)) as inclusive prefix rows of
+ * the fixed-point field modulo 2^32: I[i*PW + j] = sum of the row's cells 0..j. Warp w owns rows
+ * w, w + nw, ...; lane l holds the G groups of four cells l*G .. l*G+G-1 of a row (one or two
+ * float4 loads), sums them in registers, and one warp scan of the lanes' totals gives the
+ * offsets; the row is written back as uint4. GPU_HZ_LOAD_ROWS rows are requested before any is
+ * used (a tile is ~100 scattered rows: latency, not bandwidth, is the cost). */
+template <int G>
+__device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
+                                          const float *__restrict__ field, int ox, int oy,
+                                          bool inside, bool vec)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const bool inside = ox >= 0 && oy >= 0 && ox + g.RS <= g.w && oy + g.RS <= g.h;
+    const int ng = g.PW >> 2;
     for (int i0 = warp; i0 < g.RS; i0 += GPU_HZ_LOAD_ROWS * nw) {
-        float v[GPU_HZ_LOAD_ROWS][HZ_MAX_CHUNKS];
+        float4 v[GPU_HZ_LOAD_ROWS][G];
 #pragma unroll
         for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++)
 #pragma unroll
-            for (int ch = 0; ch < HZ_MAX_CHUNKS; ch++) {
-                int i = i0 + q * nw, j = ch * 32 + lane;
-                v[q][ch] = i < g.RS && j < g.RS ? region_value(g, field, ox, oy, i, j, inside)
-                                                : 0.0f;
+            for (int k = 0; k < G; k++) {
+                const int i = i0 + q * nw, grp = lane * G + k;
+                v[q][k] = i < g.RS && grp < ng ? region_group(g, field, ox, oy, i, grp, inside, vec)
+                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
 #pragma unroll
-        for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++)
+        for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++) {
+            const int i = i0 + q * nw;
+            if (i >= g.RS)
+                break; /* uniform across the warp */
+            uint32_t s[4 * G];
 #pragma unroll
-            for (int ch = 0; ch < HZ_MAX_CHUNKS; ch++) {
-                int i = i0 + q * nw, j = ch * 32 + lane;
-                if (i < g.RS && j < g.RS)
-                    P[i * g.PW + j + 1] = sim_fix(v[q][ch]);
+            for (int k = 0; k < G; k++) {
+                s[4 * k + 0] = (uint32_t)sim_fix32(v[q][k].x);
+                s[4 * k + 1] = (uint32_t)sim_fix32(v[q][k].y);
+                s[4 * k + 2] = (uint32_t)sim_fix32(v[q][k].z);
+                s[4 * k + 3] = (uint32_t)sim_fix32(v[q][k].w);
             }
-    }
-    __syncwarp();
-    for (int i = warp; i < g.RS; i += nw) {
-        int64_t *prow = P + i * g.PW;
-        if (lane == 0)
-            prow[0] = 0;
-        int64_t carry = 0;
-        for (int j0 = 0; j0 < g.RS; j0 += 32) {
-            int j = j0 + lane;
-            int64_t v = j < g.RS ? prow[j + 1] : 0;
+#pragma unroll
+            for (int e = 1; e < 4 * G; e++)
+                s[e] += s[e - 1];
+            const uint32_t total = s[4 * G - 1];
+            uint32_t inc = total;
 #pragma unroll
             for (int o = 1; o < 32; o <<= 1) {
-                int64_t t = __shfl_up_sync(FULL_MASK, v, o);
+                uint32_t t = __shfl_up_sync(FULL_MASK, inc, o);
                 if (lane >= o)
-                    v += t;
+                    inc += t;
             }
-            v += carry;
-            if (j < g.RS)
-                prow[j + 1] = v;
-            carry = __shfl_sync(FULL_MASK, v, 31);
+            const uint32_t base = inc - total;
+            uint4 *row = reinterpret_cast<uint4 *>(I + i * g.PW);
+#pragma unroll
+            for (int k = 0; k < G; k++)
+                if (lane * G + k < ng)
+                    row[lane * G + k] = make_uint4(s[4 * k] + base, s[4 * k + 1] + base,
+                                                   s[4 * k + 2] + base, s[4 * k + 3] + base);
         }
     }
 }
 
-/* Dense mode: the disk sum of every cell of the tile plus a ring of one, into D[DW][DW]. A
- * thread takes three vertically adjacent cells of one column: they share the P rows, and where
- * two of them need the same half-width on a row the row segment is loaded once. Threads of a
- * warp walk the same relative rows, so the half-width branches are uniform and consecutive
- * lanes read consecutive columns (no bank conflicts). */
-__device__ void dense_sums(const int64_t *P, int64_t *D, const gpu_hz_geom &g, const int *hw)
+/* G = 1 while a row is at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
+template <bool SMALL>
+__device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *__restrict__ field,
+                            int ox, int oy)
 {
+    const bool inside = ox >= 0 && oy >= 0 && ox + g.PW <= g.w && oy + g.RS <= g.h;
+    const bool vec = (g.w & 3) == 0;
+    if (SMALL || g.PW <= 128)
+        load_rows<1>(I, g, field, ox, oy, inside, vec);
+    else
+        load_rows<2>(I, g, field, ox, oy, inside, vec);
+}
+
+/* Accumulators: small disks sum modulo 2^32 (exact, see the top), larger ones in int64. */
+template <bool SMALL> struct hz_acc {
+    typedef int64_t type;
+    __device__ static __forceinline__ void add(int64_t &a, uint32_t span)
+    {
+        a += (int64_t)(int32_t)span;
+    }
+    __device__ static __forceinline__ int64_t value(int64_t a)
+    {
+        return a;
+    }
+};
+template <> struct hz_acc<true> {
+    typedef uint32_t type;
+    __device__ static __forceinline__ void add(uint32_t &a, uint32_t span)
+    {
+        a += span;
+    }
+    __device__ static __forceinline__ int64_t value(uint32_t a)
+    {
+        return (int64_t)(int32_t)a;
+    }
+};
+
+/* Dense mode: the disk sum of every cell of the tile plus a ring of one, into D[DW][DW]. A
+ * thread takes three vertically adjacent cells of one column: they share the prefix rows, and
+ * where two of them need the same half-width on a row the span is loaded once. Threads of a
+ * warp walk the same relative rows, so the half-width branches are uniform and consecutive
+ * lanes read consecutive columns (no bank conflicts). hwp: half-widths padded with -1
+ * (hwp[d + r + 2] = half-width of disk row d, -1 for |d| > r). */
+template <bool SMALL>
+__device__ void dense_sums(const uint32_t *I, typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
+                           const int *hwp)
+{
+    typedef hz_acc<SMALL> A;
     const int r = g.r, DW = g.DW, ntrip = (DW + 2) / 3;
     for (int item = threadIdx.x; item < DW * ntrip; item += blockDim.x) {
-        int col = item % DW, y0 = (item / DW) * 3;
-        int ks = DW - y0 < 3 ? DW - y0 : 3;
-        const int64_t *base = P + (g.R - 1 + y0) * g.PW + (g.R - 1 + col);
-        int64_t s0 = 0, s1 = 0, s2 = 0;
-        for (int u = -r; u <= r + ks - 1; u++) {
-            const int64_t *row = base + u * g.PW;
-            int h0 = u <= r ? hw[u + r] : -1;
-            int h1 = ks > 1 && u - 1 >= -r && u - 1 <= r ? hw[u - 1 + r] : -1;
-            int h2 = ks > 2 && u - 2 >= -r ? hw[u - 2 + r] : -1;
-            int64_t v = 0;
+        const int col = item % DW, y0 = (item / DW) * 3;
+        const int ks = DW - y0 < 3 ? DW - y0 : 3;
+        /* D cell (y0, col) is region cell (R - 1 + y0, L - 1 + col). */
+        const uint32_t *row = I + (g.R - 1 + y0 - r) * g.PW + (g.L - 1 + col);
+        typename A::type s0 = 0, s1 = 0, s2 = 0;
+#pragma unroll 2
+        for (int u = -r; u <= r + ks - 1; u++, row += g.PW) {
+            const int h0 = hwp[u + r + 2];
+            const int h1 = ks > 1 ? hwp[u + r + 1] : -1;
+            const int h2 = ks > 2 ? hwp[u + r] : -1;
+            uint32_t v = 0;
             if (h0 >= 0) {
-                v = row[h0 + 1] - row[-h0];
-                s0 += v;
+                v = row[h0] - row[-h0 - 1];
+                A::add(s0, v);
             }
             if (h1 >= 0) {
                 if (h1 != h0)
-                    v = row[h1 + 1] - row[-h1];
-                s1 += v;
+                    v = row[h1] - row[-h1 - 1];
+                A::add(s1, v);
             }
             if (h2 >= 0) {
                 if (h2 != h1)
-                    v = row[h2 + 1] - row[-h2];
-                s2 += v;
+                    v = row[h2] - row[-h2 - 1];
+                A::add(s2, v);
             }
         }
         D[y0 * DW + col] = s0;
@@ -192,38 +291,68 @@ __device__ void dense_sums(const int64_t *P, int64_t *D, const gpu_hz_geom &g, c
     }
 }
 
-/* Sparse mode: the 9 candidate sums of one agent at region coordinates (lx, ly), in slot order
- * (slot = (dy+1)*3 + dx+1). Each of the 2r+3 rows serves up to three candidate rows; the three
- * candidates of one candidate row share a half-width, and equal half-widths of neighbouring
- * candidate rows reuse the loaded segments. */
-__device__ void sparse_sums(const int64_t *P, const gpu_hz_geom &g, const int *hw, int lx, int ly,
-                            int64_t sl[9])
+/* The spans of half-width h centred one column left of, at and right of the column `row`
+ * points at: three differences of six prefix entries. */
+__device__ __forceinline__ void spans3(const uint32_t *row, int h, uint32_t &v0, uint32_t &v1,
+                                       uint32_t &v2)
 {
-    const int r = g.r;
+    const uint32_t *hi = row + h, *lo = row - h;
+    v0 = hi[-1] - lo[-2];
+    v1 = hi[0] - lo[-1];
+    v2 = hi[1] - lo[0];
+}
+
+/* Sparse mode: the 9 candidate sums of one agent at region coordinates (lx, ly), in slot order
+ * (slot = (dy+1)*3 + dx+1). Row j (relative to ly, -r-1 .. r+1) serves the candidate rows
+ * cy = -1, 0, 1 with disk rows d = j + 1, j, j - 1; the three candidates of a candidate row share
+ * a half-width, and equal half-widths of neighbouring candidate rows reuse the spans. The
+ * half-widths of a row are the previous row's shifted by one, so one table read per row. */
+template <bool SMALL>
+__device__ __forceinline__ void sparse_sums(const uint32_t *I, const gpu_hz_geom &g,
+                                            const int *hwp, int lx, int ly, int64_t out[9])
+{
+    typedef hz_acc<SMALL> A;
+    typename A::type s[9];
 #pragma unroll
     for (int i = 0; i < 9; i++)
-        sl[i] = 0;
-    for (int j = -r - 1; j <= r + 1; j++) {
-        const int64_t *row = P + (ly + j) * g.PW + lx;
+        s[i] = 0;
+    const uint32_t *row = I + (ly - g.r - 1) * g.PW + lx;
+    const int n = 2 * g.r + 3;
+    int hb = hwp[1], hc = hwp[0]; /* -1: rows above the first candidate row's disk */
+#pragma unroll 2
+    for (int k = 1; k <= n; k++, row += g.PW) {
+        const int ha = hwp[k + 1];
+        uint32_t v0 = 0, v1 = 0, v2 = 0;
         int hp = -1;
-        int64_t v0 = 0, v1 = 0, v2 = 0;
-#pragma unroll
-        for (int cy = -1; cy <= 1; cy++) {
-            int d = j - cy;
-            if (d < -r || d > r)
-                continue;
-            int h = hw[d + r];
-            if (h != hp) {
-                v0 = row[h] - row[-1 - h];
-                v1 = row[h + 1] - row[-h];
-                v2 = row[h + 2] - row[1 - h];
-                hp = h;
-            }
-            sl[(cy + 1) * 3 + 0] += v0;
-            sl[(cy + 1) * 3 + 1] += v1;
-            sl[(cy + 1) * 3 + 2] += v2;
+        if (ha >= 0) {
+            spans3(row, ha, v0, v1, v2);
+            hp = ha;
+            A::add(s[0], v0);
+            A::add(s[1], v1);
+            A::add(s[2], v2);
         }
+        if (hb >= 0) {
+            if (hb != hp) {
+                spans3(row, hb, v0, v1, v2);
+                hp = hb;
+            }
+            A::add(s[3], v0);
+            A::add(s[4], v1);
+            A::add(s[5], v2);
+        }
+        if (hc >= 0) {
+            if (hc != hp)
+                spans3(row, hc, v0, v1, v2);
+            A::add(s[6], v0);
+            A::add(s[7], v1);
+            A::add(s[8], v2);
+        }
+        hc = hb;
+        hb = ha;
     }
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        out[i] = A::value(s[i]);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -276,24 +405,25 @@ struct decide_out {
 
 /* Persistent grid: each block takes tiles by the mapping (rake: a contiguous run of tiles;
  * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue), skips tiles without agents,
- * builds P (and D in dense mode) in shared memory and serves the tile's agents, one per thread.
- * Shared memory: RS*PW int64 (+ DW*DW int64 dense) dynamic, plus the half-width table and the
- * agent deal (3 KB). Requires blockDim.x == GPU_HZ_THREADS. */
-template <int MODE, class OUT>
-__global__ void __launch_bounds__(GPU_HZ_THREADS)
+ * builds the prefix rows I (and D in dense mode) in shared memory and serves the tile's agents,
+ * one per thread. Shared memory: RS*PW uint32 (+ DW*DW uint32 or int64 dense) dynamic, plus the
+ * half-width table and the agent deal (~1 KB). Requires blockDim.x == GPU_HZ_THREADS. */
+template <int MODE, bool SMALL, class OUT>
+__global__ void __launch_bounds__(GPU_HZ_THREADS, SMALL ? GPU_HZ_MINB_SMALL : GPU_HZ_MINB_LARGE)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
                const uint32_t *__restrict__ cells, const uint32_t *__restrict__ begin,
                int mapping, unsigned *queue, OUT out)
 {
-    extern __shared__ int64_t smem[];
-    __shared__ int s_hw[2 * SIM_MAX_RADIUS + 1];
+    typedef typename hz_acc<SMALL>::type dense_t;
+    extern __shared__ uint4 hz_smem[];
+    __shared__ int s_hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ int s_tile;
-    __shared__ int s_count[16];
-    __shared__ uint32_t s_id[GPU_HZ_THREADS], s_cell[GPU_HZ_THREADS], s_q[GPU_HZ_THREADS];
-    int64_t *P = smem;
-    int64_t *D = smem + g.RS * g.PW;
-    for (int d = threadIdx.x; d <= 2 * g.r; d += blockDim.x)
-        s_hw[d] = sim_disk_halfwidth(g.r, d - g.r);
+    __shared__ int s_count[32];
+    __shared__ uint16_t s_deal[GPU_HZ_THREADS]; /* dealt position -> index in the chunk */
+    uint32_t *I = reinterpret_cast<uint32_t *>(hz_smem);
+    dense_t *D = reinterpret_cast<dense_t *>(I + g.RS * g.PW); /* PW % 4 == 0: 16-byte aligned */
+    for (int d = threadIdx.x; d <= 2 * g.r + 4; d += blockDim.x)
+        s_hwp[d] = sim_disk_halfwidth(g.r, d - g.r - 2); /* -1 outside the disk */
     const int per = (g.ntiles + gridDim.x - 1) / gridDim.x;
 
     for (int k = 0;; k++) {
@@ -317,23 +447,25 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
         if (b0 == b1)
             continue;
         const int tx0 = (tile % g.ntx) * g.T, ty0 = (tile / g.ntx) * g.T;
-        const int ox = tx0 - g.R, oy = ty0 - g.R;
-        load_prefix(P, g, field, ox, oy);
+        const int ox = tx0 - g.L, oy = ty0 - g.R;
+        load_prefix<SMALL>(I, g, field, ox, oy);
         __syncthreads();
         if (MODE == GPU_HMODE_DENSE) {
-            dense_sums(P, D, g, s_hw);
+            dense_sums<SMALL>(I, D, g, s_hwp);
             __syncthreads();
         }
         /* The tile's agents, GPU_HZ_THREADS at a time, dealt to lanes by shared-memory bank:
          * every load an agent makes sits at a fixed offset from its base word (base + row *
          * pitch + column), the same offsets for all lanes of a warp, so lanes whose bases
-         * differ modulo 16 (8-byte bank pairs) never conflict. A counting sort on base % 16
-         * followed by a strided deal gives each warp about two agents per bank pair; random
-         * placement would give ~5-way conflicts. Only the thread an agent lands on depends on
-         * the (atomic) order; every result is a function of the agent alone. */
+         * differ modulo 32 (4-byte banks; 16 bank pairs for an int64 dense table) never
+         * conflict. A counting sort on the bank followed by a strided deal gives each warp about
+         * one agent per bank; random placement would give ~3-way conflicts. Only the thread an
+         * agent lands on depends on the (atomic) order; every result is a function of the agent
+         * alone. */
+        const int nbank = MODE == GPU_HMODE_DENSE && !SMALL ? 16 : 32;
         for (uint32_t c0 = b0; c0 < b1; c0 += GPU_HZ_THREADS) {
             const int nc = (int)min((uint32_t)GPU_HZ_THREADS, b1 - c0);
-            if (threadIdx.x < 16)
+            if (threadIdx.x < 32)
                 s_count[threadIdx.x] = 0;
             __syncthreads();
             uint32_t id = 0, cell = 0;
@@ -342,39 +474,37 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
                 id = ids[c0 + threadIdx.x];
                 cell = cells[id];
                 int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
-                bucket = MODE == GPU_HMODE_DENSE ? ((y - ty0 + 1) * g.DW + (x - tx0 + 1)) & 15
-                                                 : ((y - oy) * g.PW + (x - ox)) & 15;
+                bucket = (MODE == GPU_HMODE_DENSE ? (y - ty0 + 1) * g.DW + (x - tx0 + 1)
+                                                  : (y - oy) * g.PW + (x - ox)) &
+                         (nbank - 1);
                 rank = atomicAdd(&s_count[bucket], 1);
             }
             __syncthreads();
             if (threadIdx.x == 0)
-                for (int b = 0, acc = 0; b < 16; b++) {
+                for (int b = 0, acc = 0; b < nbank; b++) {
                     int n = s_count[b];
                     s_count[b] = acc;
                     acc += n;
                 }
             __syncthreads();
-            if ((int)threadIdx.x < nc) {
-                int pos = s_count[bucket] + rank;
-                s_id[pos] = id;
-                s_cell[pos] = cell;
-                s_q[pos] = c0 + threadIdx.x;
-            }
+            if ((int)threadIdx.x < nc)
+                s_deal[s_count[bucket] + rank] = (uint16_t)threadIdx.x;
             __syncthreads();
             const int pos = (threadIdx.x & 31) * (GPU_HZ_THREADS / 32) + (threadIdx.x >> 5);
             if (pos < nc) {
-                id = s_id[pos];
-                cell = s_cell[pos];
+                const uint32_t q = c0 + s_deal[pos]; /* ids and cells: L1 hits by now */
+                id = ids[q];
+                cell = cells[id];
                 int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
                 int64_t s[SIM_NCAND];
                 if (MODE == GPU_HMODE_DENSE) {
-                    const int64_t *dc = D + (y - ty0 + 1) * g.DW + (x - tx0 + 1);
+                    const dense_t *dc = D + (y - ty0 + 1) * g.DW + (x - tx0 + 1);
 #pragma unroll
                     for (int c = 0; c < SIM_NCAND; c++)
-                        s[c] = dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)];
+                        s[c] = hz_acc<SMALL>::value(dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)]);
                 } else {
                     int64_t sl[9];
-                    sparse_sums(P, g, s_hw, x - ox, y - oy, sl);
+                    sparse_sums<SMALL>(I, g, s_hwp, x - ox, y - oy, sl);
 #pragma unroll
                     for (int c = 0; c < SIM_NCAND; c++)
                         s[c] = sl[sim_cand_slot(c)];
@@ -387,63 +517,11 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
                             s[c] = SIM_SUM_INVALID;
                     }
                 }
-                out(s_q[pos], id, x, y, s);
+                out(q, id, x, y, s);
             }
-            __syncthreads(); /* s_id and friends are refilled for the next chunk */
+            __syncthreads(); /* s_deal is refilled for the next chunk */
         }
-        __syncthreads(); /* P and D are rebuilt for the next tile */
-    }
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Binning kernels                                                                             */
-
-/* Thread per agent: its tile key and its id. */
-__global__ void hz_keys_kernel(const uint32_t *__restrict__ cells, int64_t n, int w, int T,
-                               int ntx, uint32_t *__restrict__ keys, uint32_t *__restrict__ ids)
-{
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    uint32_t c = cells[i];
-    uint32_t x = c % (uint32_t)w, y = c / (uint32_t)w;
-    keys[i] = (y / (uint32_t)T) * (uint32_t)ntx + x / (uint32_t)T;
-    ids[i] = (uint32_t)i;
-}
-
-typedef cub::BlockAdjacentDifference<uint32_t, GPU_BIN_THREADS> bin_adj;
-
-struct key_step {
-    __device__ uint32_t operator()(uint32_t cur, uint32_t prev) const
-    {
-        return cur - prev;
-    }
-};
-
-/* Run starts of the sorted keys: where key[i] - key[i-1] > 0 (a block adjacent difference,
- * seed 002), tiles key[i-1]+1 .. key[i] start at i. Index n carries the sentinel key ntiles,
- * which closes the last run: begin[ntiles] = n. Every begin entry is written exactly once. */
-__global__ void __launch_bounds__(GPU_BIN_THREADS)
-hz_starts_kernel(const uint32_t *__restrict__ keys, int64_t n, int ntiles, uint32_t *begin)
-{
-    __shared__ typename bin_adj::TempStorage tmp;
-    const int64_t base = (int64_t)blockIdx.x * GPU_BIN_THREADS * GPU_BIN_ITEMS;
-    uint32_t k[GPU_BIN_ITEMS], d[GPU_BIN_ITEMS];
-#pragma unroll
-    for (int j = 0; j < GPU_BIN_ITEMS; j++) {
-        int64_t i = base + (int64_t)threadIdx.x * GPU_BIN_ITEMS + j;
-        k[j] = i < n ? keys[i] : (uint32_t)ntiles;
-    }
-    uint32_t pred = base > 0 ? keys[base - 1] : 0u;
-    bin_adj(tmp).SubtractLeft(k, d, key_step(), pred);
-#pragma unroll
-    for (int j = 0; j < GPU_BIN_ITEMS; j++) {
-        int64_t i = base + (int64_t)threadIdx.x * GPU_BIN_ITEMS + j;
-        if (i > n)
-            continue;
-        int64_t first = i == 0 ? 0 : (int64_t)(k[j] - d[j]) + 1;
-        for (int64_t t = first; t <= (int64_t)k[j]; t++)
-            begin[t] = (uint32_t)i;
+        __syncthreads(); /* I and D are rebuilt for the next tile */
     }
 }
 
@@ -495,20 +573,27 @@ __global__ void hz_naive_kernel(gpu_hz_geom g, const float *__restrict__ field,
 /* ------------------------------------------------------------------------------------------ */
 /* Dispatch                                                                                    */
 
-template <int MODE, class OUT>
+template <int MODE, bool SMALL, class OUT>
 static int plan_kernel(const gpu_hz_plan *p, int *blocks_per_sm, sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, OUT>,
+    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)p->smem));
     /* Without this the driver may configure the smallest shared-memory carve-out that fits one
      * block, and the persistent grid sized below would run in several waves. */
-    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, OUT>,
+    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
     GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       blocks_per_sm, hz_tile_kernel<MODE, OUT>, GPU_HZ_THREADS, p->smem));
+                       blocks_per_sm, hz_tile_kernel<MODE, SMALL, OUT>, GPU_HZ_THREADS, p->smem));
     return SIM_OK;
+}
+
+template <int MODE, bool SMALL>
+static int plan_both(const gpu_hz_plan *p, int *a, int *b, sim_err *err)
+{
+    GPU_TRY((plan_kernel<MODE, SMALL, decide_out>(p, a, err)));
+    return plan_kernel<MODE, SMALL, sums_out>(p, b, err);
 }
 
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)
@@ -517,7 +602,9 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     p->g = *g;
     p->mode = mode;
     p->mapping = mapping;
-    p->smem = prefix_bytes(g->T, g->r) + (mode == GPU_HMODE_DENSE ? dense_bytes(g->T) : 0);
+    p->smem = prefix_bytes(g->T, g->r);
+    if (mode == GPU_HMODE_DENSE)
+        p->smem += dense_bytes(g->T, g->small);
     GPU_CHECK(err, cudaGetDevice(&dev));
     GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -527,13 +614,12 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
                            "device allows %d (try --backend cpu)",
                            g->r, p->smem, optin);
     int a = 0, b = 0;
-    if (mode == GPU_HMODE_DENSE) {
-        GPU_TRY(plan_kernel<GPU_HMODE_DENSE, decide_out>(p, &a, err));
-        GPU_TRY(plan_kernel<GPU_HMODE_DENSE, sums_out>(p, &b, err));
-    } else {
-        GPU_TRY(plan_kernel<GPU_HMODE_SPARSE, decide_out>(p, &a, err));
-        GPU_TRY(plan_kernel<GPU_HMODE_SPARSE, sums_out>(p, &b, err));
-    }
+    if (mode == GPU_HMODE_DENSE)
+        GPU_TRY(g->small ? plan_both<GPU_HMODE_DENSE, true>(p, &a, &b, err)
+                         : plan_both<GPU_HMODE_DENSE, false>(p, &a, &b, err));
+    else
+        GPU_TRY(g->small ? plan_both<GPU_HMODE_SPARSE, true>(p, &a, &b, err)
+                         : plan_both<GPU_HMODE_SPARSE, false>(p, &a, &b, err));
     int per_sm = a < b ? a : b;
     if (per_sm < 1)
         per_sm = 1;
@@ -544,83 +630,35 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     return SIM_OK;
 }
 
-size_t gpu_bins_bytes(int64_t cap, int ntiles)
-{
-    size_t temp = 0;
-    if (cap > 0 &&
-        cub::DeviceRadixSort::SortPairs(NULL, temp, (const uint32_t *)NULL, (uint32_t *)NULL,
-                                        (const uint32_t *)NULL, (uint32_t *)NULL, (int)cap, 0,
-                                        32) != cudaSuccess)
-        temp = (size_t)cap * 8 + (1u << 20); /* no device to ask: a generous bound */
-    return (size_t)cap * 4 * sizeof(uint32_t) + ((size_t)ntiles + 1) * sizeof(uint32_t) + temp;
-}
-
-int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err)
-{
-    memset(b, 0, sizeof *b);
-    b->cap = cap;
-    b->ntiles = ntiles;
-    b->key_bits = 1;
-    while ((1ll << b->key_bits) < (long long)ntiles)
-        b->key_bits++;
-    if (cap <= 0)
-        return SIM_OK;
-    size_t n4 = (size_t)cap * sizeof(uint32_t);
-    GPU_CHECK(err, cudaMalloc(&b->d_key_in, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_key_out, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_id_in, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_id_out, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_begin, ((size_t)ntiles + 1) * sizeof(uint32_t)));
-    GPU_CHECK(err, cub::DeviceRadixSort::SortPairs(NULL, b->temp_bytes, b->d_key_in, b->d_key_out,
-                                                   b->d_id_in, b->d_id_out, (int)cap, 0,
-                                                   b->key_bits));
-    GPU_CHECK(err, cudaMalloc(&b->d_temp, b->temp_bytes));
-    return SIM_OK;
-}
-
-void gpu_bins_free(gpu_bins *b)
-{
-    cudaFree(b->d_key_in);
-    cudaFree(b->d_key_out);
-    cudaFree(b->d_id_in);
-    cudaFree(b->d_id_out);
-    cudaFree(b->d_begin);
-    cudaFree(b->d_temp);
-    memset(b, 0, sizeof *b);
-}
-
-int gpu_bins_build(gpu_bins *b, const gpu_hz_geom *g, const uint32_t *d_cells, int64_t n,
-                   cudaStream_t s, sim_err *err)
-{
-    if (n <= 0 || n > b->cap)
-        return sim_err_set(err, SIM_EINVAL, "binning %lld agents with room for %lld",
-                           (long long)n, (long long)b->cap);
-    unsigned blocks = (unsigned)((n + GPU_BIN_THREADS - 1) / GPU_BIN_THREADS);
-    hz_keys_kernel<<<blocks, GPU_BIN_THREADS, 0, s>>>(d_cells, n, g->w, g->T, g->ntx, b->d_key_in,
-                                                     b->d_id_in);
-    GPU_CHECK_LAUNCH(err, s);
-    size_t temp = b->temp_bytes;
-    GPU_CHECK(err, cub::DeviceRadixSort::SortPairs(b->d_temp, temp, b->d_key_in, b->d_key_out,
-                                                   b->d_id_in, b->d_id_out, (int)n, 0,
-                                                   b->key_bits, s));
-    const int64_t per = (int64_t)GPU_BIN_THREADS * GPU_BIN_ITEMS;
-    unsigned sblocks = (unsigned)((n + 1 + per - 1) / per); /* n + 1 items: the sentinel too */
-    hz_starts_kernel<<<sblocks, GPU_BIN_THREADS, 0, s>>>(b->d_key_out, n, g->ntiles, b->d_begin);
-    GPU_CHECK_LAUNCH(err, s);
-    return SIM_OK;
-}
-
-template <int MODE, class OUT>
+template <int MODE, bool SMALL, class OUT>
 static int launch_tiles(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
                         const uint32_t *d_cells, unsigned *d_queue, OUT out, cudaStream_t s,
                         sim_err *err)
 {
     if (p->mapping == GPU_MAP_DYNAMIC)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
-    hz_tile_kernel<MODE, OUT><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
+    hz_tile_kernel<MODE, SMALL, OUT><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
         p->g, d_field, b->d_id_out, d_cells, b->d_begin, p->mapping, d_queue, out);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
+}
+
+template <class OUT>
+static int launch_any(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
+                      const uint32_t *d_cells, unsigned *d_queue, OUT out, cudaStream_t s,
+                      sim_err *err)
+{
+    if (p->mode == GPU_HMODE_DENSE)
+        return p->g.small
+                   ? launch_tiles<GPU_HMODE_DENSE, true>(p, b, d_field, d_cells, d_queue, out, s,
+                                                         err)
+                   : launch_tiles<GPU_HMODE_DENSE, false>(p, b, d_field, d_cells, d_queue, out,
+                                                          s, err);
+    return p->g.small
+               ? launch_tiles<GPU_HMODE_SPARSE, true>(p, b, d_field, d_cells, d_queue, out, s,
+                                                      err)
+               : launch_tiles<GPU_HMODE_SPARSE, false>(p, b, d_field, d_cells, d_queue, out, s,
+                                                       err);
 }
 
 int gpu_hz_decide(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
@@ -632,9 +670,7 @@ int gpu_hz_decide(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
     out.w = p->g.w;
     out.h = p->g.h;
     out.periodic = p->g.periodic;
-    if (p->mode == GPU_HMODE_DENSE)
-        return launch_tiles<GPU_HMODE_DENSE>(p, b, d_field, d_cells, d_queue, out, s, err);
-    return launch_tiles<GPU_HMODE_SPARSE>(p, b, d_field, d_cells, d_queue, out, s, err);
+    return launch_any(p, b, d_field, d_cells, d_queue, out, s, err);
 }
 
 int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
@@ -643,9 +679,7 @@ int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
 {
     sums_out out;
     out.d_sums = d_sums;
-    if (p->mode == GPU_HMODE_DENSE)
-        return launch_tiles<GPU_HMODE_DENSE>(p, b, d_field, d_cells, d_queue, out, s, err);
-    return launch_tiles<GPU_HMODE_SPARSE>(p, b, d_field, d_cells, d_queue, out, s, err);
+    return launch_any(p, b, d_field, d_cells, d_queue, out, s, err);
 }
 
 int gpu_hz_naive(const gpu_hz_geom *g, const float *d_field, const uint32_t *d_cells, int64_t n,

@@ -1,24 +1,29 @@
-/* gpu_horizon.h - horizon sums on the device: agents binned by tile (radix sort on the tile key,
- * run starts by block adjacent differences), the circular-stencil tile-sum kernel in its dense
- * and sparse modes under three tile mappings, and the naive per-agent kernel it is checked
- * against. Internal to gpu/ (C++). */
+/* gpu_horizon.h - horizon sums on the device: the circular-stencil tile-sum kernel in its dense
+ * and sparse modes under the tile mappings, over agents binned by tile (gpu_bins.h), and the
+ * naive per-agent kernel it is checked against. Internal to gpu/ (C++). */
 #ifndef GPU_HORIZON_H
 #define GPU_HORIZON_H
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "gpu_bins.h"
+
 extern "C" {
 #include "sim_status.h"
 }
 
 /* Geometry of the tiling for one grid and radius. The grid is cut into T x T tiles; a block
- * holds its tile plus a halo of R = r + 1 (the candidates sit one cell off the agent) as
- * per-row prefix sums P[RS][PW] of the fixed-point field (int64), RS = T + 2R, PW = RS + 1, and
- * in dense mode the disk sums D[DW][DW] of the tile plus a ring of one, DW = T + 2. */
+ * holds its tile plus a halo (R = r + 1 rows above and below: the candidates sit one cell off
+ * the agent; L columns left, L = r + 2 rounded up to 4, so that loads are aligned float4 and
+ * inclusive prefixes reach one column beyond every span; R columns right) as inclusive per-row
+ * prefix sums I[RS][PW] of the fixed-point field modulo 2^32, RS = T + 2R, PW = L + T + R
+ * rounded up to 4, and in dense mode the disk sums D[DW][DW] of the tile plus a ring of one,
+ * DW = T + 2 (uint32 when `small`, else int64). small: a whole disk has at most 255 cells, so
+ * its sum fits in int32 (sim_rules.h). */
 typedef struct gpu_hz_geom {
-    int w, h, periodic, r;
-    int T, R, RS, PW, DW;
+    int w, h, periodic, r, small;
+    int T, R, L, RS, PW, DW;
     int ntx, nty, ntiles;
 } gpu_hz_geom;
 
@@ -31,16 +36,6 @@ typedef struct gpu_hz_plan {
     size_t smem;
 } gpu_hz_plan;
 
-
-/* Tile keys and agent ids before and after sorting, tile run starts (ntiles + 1) and CUB's
- * scratch, sized once for `cap` agents. */
-typedef struct gpu_bins {
-    uint32_t *d_key_in, *d_key_out, *d_id_in, *d_id_out, *d_begin;
-    void *d_temp;
-    size_t temp_bytes;
-    int64_t cap;
-    int ntiles, key_bits;
-} gpu_bins;
 
 /* What the decide step needs besides the sums (all device pointers but seed/threshold). */
 typedef struct gpu_decide_args {
@@ -61,16 +56,6 @@ int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced);
 
 /* Sets the kernels' shared-memory limit and sizes the persistent grid from occupancy. */
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err);
-
-/* Bytes gpu_bins_alloc takes for cap agents (CUB's scratch queried from the library). */
-size_t gpu_bins_bytes(int64_t cap, int ntiles);
-int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err);
-void gpu_bins_free(gpu_bins *b);
-
-/* Sorts the n cells (device, indexed by agent/query id) by tile: d_id_out lists the ids tile by
- * tile, d_begin[t] .. d_begin[t+1] is tile t's run. Stable, so the order is deterministic. */
-int gpu_bins_build(gpu_bins *b, const gpu_hz_geom *g, const uint32_t *d_cells, int64_t n,
-                   cudaStream_t s, sim_err *err);
 
 /* Tile-sum kernel, decide flavour: for every binned agent the 9 candidate sums, the decision
  * (sim_decide) and the claim (64-bit atomicMax) of an empty target. d_queue: one counter for the

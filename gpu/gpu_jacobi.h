@@ -18,7 +18,8 @@ typedef struct gpu_jac {
     int w, h, boundary;
     float fixed_top, fixed_bottom, fixed_left, fixed_right;
     float a, one_minus_a, keep;
-    int js_rows; /* rows per warp of the one-sweep kernel; 0: the policy's choice */
+    int js_rows;  /* rows per warp of the one-sweep kernel; 0: the policy's choice */
+    int js_batch; /* rows it loads ahead (4 or 8); 0: the policy's choice (GPU_JS_BATCH) */
 } gpu_jac;
 
 void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p);

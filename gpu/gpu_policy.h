@@ -9,22 +9,34 @@
 #define GPU_HZ_TILE_LARGE 64        /* tile side when its shared memory fits */
 #define GPU_HZ_TILE_SMALL 32        /* tile side for large radii */
 #define GPU_HZ_LOAD_ROWS 4          /* region rows a warp requests at once when loading a tile */
+/* Resident blocks per multiprocessor the small-disk kernels (r <= 9, 32-bit sums) are compiled
+ * for: 5 caps them at 48 registers with no spills (6 would spill; shared memory allows 7 at
+ * r = 8, ~29 KB a block). */
+#define GPU_HZ_MINB_SMALL 5
+/* The same for larger disks (64-bit sums): 3 blocks of ~71 KB fit at r = 32 (T = 64). */
+#define GPU_HZ_MINB_LARGE 3
 #define GPU_HZ_SMEM_MAX (227 * 1024) /* shared memory per block on H100/H200 (opt-in) */
 /* Dense mode costs ~ (T+2)^2 disk sums per tile; sparse ~ agents * 9 sums with scattered
  * shared-memory loads. Dense is chosen when agents/cell * 9 * KAPPA > (1 + 2/T)^2, with KAPPA
- * the measured cost ratio of a sparse to a dense sum (bank conflicts, no row sharing). */
-#define GPU_HZ_KAPPA 1.6
+ * the measured cost ratio of a sparse to a dense sum: on an H200 at 1M agents on 4096^2
+ * (6.25%) the int64 kernels took 0.43 ms sparse and 0.78 ms dense at r = 8 (about 2x at r = 32
+ * too), which puts the crossover near 11% density. The 32-bit kernels measure dense/sparse 1.30x
+ * at r = 8 and 2.86x at r = 32 (crossovers near 8% and 18%); see BENCH.md. */
+#define GPU_HZ_KAPPA 1.1
 /* Default tile mapping (GPU_MAP_*), the winner of `horizon bench`'s mapping section. */
 #define GPU_HZ_MAPPING 3
 
-/* ---- Agent binning (gpu_horizon.cu) ---- */
+/* ---- Agent binning (gpu_bins.cu) ---- */
 #define GPU_BIN_THREADS 256
 #define GPU_BIN_ITEMS 4 /* sorted keys per thread in the run-start kernel */
 
 /* ---- Jacobi, one sweep per pass (gpu_jacobi.cu) ---- */
 #define GPU_JS_WARPS 4  /* warps per block, stacked in y */
 #define GPU_JS_ROWS 16  /* rows each warp walks down, keeping N/C/S in registers */
-#define GPU_JS_BATCH 4  /* rows loaded ahead at once (loads in flight per thread) */
+/* Rows loaded ahead at once (16-byte loads in flight per thread), 4 or 8: at 16384^2 on an H200
+ * 8 ran 91.6% of the copy bandwidth against 89.9% for 4 (same process; 85 registers, 5 blocks
+ * of 128 per multiprocessor, so ~25% more bytes in flight per multiprocessor). */
+#define GPU_JS_BATCH 8
 
 /* ---- Jacobi, K fused sweeps per pass (temporal blocking) ---- */
 #define GPU_JF_RW 128   /* region width in shared memory: 32 lanes x float4 */

@@ -202,6 +202,12 @@ int render_png_read(const char *path, uint8_t **rgba, int *w, int *h, sim_err *e
     png_set_read_fn(png, &c, read_data);
     /* The same bound inside libpng, should the header change between peek and read. */
     png_set_user_limits(png, RENDER_PNG_MAX_SIDE, RENDER_PNG_MAX_SIDE);
+    /* Only the pixels matter here. libpng allocates a variable-length metadata chunk at the
+     * length its header claims before reading a byte of it, so a 92-byte file claiming an
+     * 800 MB tEXt chunk took 800 MB (found by tests/fuzz/fuzz_png; png_set_chunk_malloc_max
+     * does not stop it in libpng 1.6.39). Skipped chunks are read and dropped in small pieces. */
+    static const png_byte skip[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf\0pCAL\0sCAL";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skip, (int)(sizeof skip / 5));
     png_read_info(png, info);
 
     /* Normalise every colour type and depth to 8-bit RGBA. */

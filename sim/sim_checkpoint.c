@@ -559,15 +559,25 @@ int sim_checkpoint_decode(const uint8_t *data, size_t len, const char *name, sim
 int sim_checkpoint_read(const char *path, sim_checkpoint *ck, sim_err *err)
 {
     memset(ck, 0, sizeof *ck);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a FIFO given by mistake is refused below instead of waiting for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return sim_err_set(err, SIM_EIO, "%s: cannot open checkpoint: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         int e = errno;
-        fclose(f);
-        return S_ISREG(st.st_mode) ? sim_err_set(err, SIM_EIO, "%s: %s", path, strerror(e))
-                                   : sim_err_set(err, SIM_EINVAL, "%s: not a regular file", path);
+        close(fd);
+        return sim_err_set(err, SIM_EIO, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return sim_err_set(err, SIM_EINVAL, "%s: not a regular file", path);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return sim_err_set(err, SIM_ENOMEM, "%s: %s", path, strerror(e));
     }
     source s = {f, NULL, (uint64_t)st.st_size, 0, 0, 0};
     int rc = decode(&s, path, ck, err);
@@ -590,6 +600,10 @@ int sim_checkpoint_init(sim_checkpoint *ck, const sim_scenario *sc, sim_err *err
         return sim_err_set(err, SIM_ENOMEM, "out of memory for checkpoint buffers (%dx%d world)",
                            sc->width, sc->height);
     }
+    /* Touch the pages now: the memory a run needs is committed (and shows in its resident size)
+     * from the start, not at the first checkpoint, which may be the one a signal asks for. */
+    memset(ck->field, 0, (size_t)sc->width * (size_t)sc->height * sizeof *ck->field);
+    memset(ck->agents, 0, (size_t)(ck->n_agents > 0 ? ck->n_agents : 1) * sizeof *ck->agents);
     return SIM_OK;
 }
 

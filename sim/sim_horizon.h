@@ -1,5 +1,10 @@
 /* sim_horizon.h - exact horizon sums on the CPU: per-row prefix sums of the fixed-point field
- * (O(r) per disk) and the brute-force disk sum they are tested against (O(r^2)). */
+ * (O(r) per disk) and the brute-force disk sum they are tested against (O(r^2)).
+ *
+ * The fixed point is sim_fix (sim_rules.h): 12 fraction bits, |cell| <= 2^23. The CPU keeps its
+ * prefix rows in int64, where nothing can overflow; the GPU keeps them modulo 2^32, which is
+ * exact for every row span (at most 129 cells) because each span is under 2^31. Both give the
+ * same int64 disk sums, bit for bit. */
 #ifndef SIM_HORIZON_H
 #define SIM_HORIZON_H
 

@@ -69,13 +69,18 @@ SIM_HD sim_u32x4 sim_random(uint64_t seed, uint64_t step, uint32_t index, uint32
     return sim_philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
 }
 
-/* ---- Exact horizon sums: the field in fixed point with 24 fraction bits. Values are clamped to
- * +-2^24 (so a cell is at most 2^48 and a disk of radius 64, ~2^14 cells, stays under 2^62), NaN
- * counts as 0. Multiplying by 2^24 is exact in float; the cast truncates on CPU and GPU alike. */
-#define SIM_FIX_ONE 16777216.0f
-#define SIM_FIX_CLAMP 16777216.0f
+/* ---- Exact horizon sums: the field in fixed point with 12 fraction bits. Values are clamped to
+ * +-2048 (so a cell is at most 2^23 in magnitude), NaN counts as 0. Multiplying by 2^12 is exact
+ * in float; the cast truncates toward zero on CPU and GPU alike. The bounds are chosen so that
+ * 32-bit arithmetic stays exact where the GPU wants it: a row span of a disk of radius
+ * r <= SIM_MAX_RADIUS = 64 (at most 129 cells) is under 129 * 2^23 < 2^31, so prefix rows kept
+ * modulo 2^32 give every span exactly, and a whole disk of at most 255 cells (r <= 9) is under
+ * 2^31 too. A disk of radius 64 (~2^13.7 cells) sums to under 2^37: totals are int64. */
+#define SIM_FIX_ONE 4096.0f
+#define SIM_FIX_CLAMP 2048.0f
+#define SIM_FIX_CELL_MAX (1 << 23) /* SIM_FIX_CLAMP * SIM_FIX_ONE: the largest |sim_fix| */
 
-SIM_HD int64_t sim_fix(float f)
+SIM_HD int32_t sim_fix32(float f)
 {
     if (!(f == f))
         return 0;
@@ -83,7 +88,12 @@ SIM_HD int64_t sim_fix(float f)
         f = SIM_FIX_CLAMP;
     if (f < -SIM_FIX_CLAMP)
         f = -SIM_FIX_CLAMP;
-    return (int64_t)SIM_FMUL(f, SIM_FIX_ONE);
+    return (int32_t)SIM_FMUL(f, SIM_FIX_ONE);
+}
+
+SIM_HD int64_t sim_fix(float f)
+{
+    return (int64_t)sim_fix32(f);
 }
 
 /* The 9 candidate cells: 0 stays, then the 8 neighbours row by row from the upper left
@@ -135,10 +145,15 @@ SIM_HD int sim_decide(const int64_t sums[SIM_NCAND], sim_u32x4 r, uint64_t thres
 {
     if ((uint64_t)r.v[0] < threshold)
         return (int)(((uint64_t)r.v[1] * SIM_NCAND) >> 32);
+    /* The best value is kept in a variable, not re-read as sums[best]: a variable index would
+     * put the GPU's sums in local memory. */
     int best = 0;
+    int64_t top = sums[0];
     for (int c = 1; c < SIM_NCAND; c++)
-        if (sums[c] > sums[best])
+        if (sums[c] > top) {
+            top = sums[c];
             best = c;
+        }
     return best;
 }
 

@@ -109,7 +109,7 @@ for _ in $(seq 1 3000); do
     [ -f "$T/e/checkpoint.hzc" ] && break
     sleep 0.02
 done
-rm -rf "$T/e"
+mv "$T/e" "$T/e.gone" # gone from its path at once (rm -rf races with the files being written)
 for _ in $(seq 1 500); do
     kill -0 $PID 2>/dev/null || break
     sleep 0.02

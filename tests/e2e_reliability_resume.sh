@@ -46,6 +46,7 @@ grep -q '"resumed_from_step": 20' "$T/b/run.json" || fail "run.json does not say
 # checkpoint, a partial row, later frames, temporary files and run.json go; the rest matches.
 run --out "$T/c" --steps 40 --frames-every 5 --checkpoint-every 10 || fail "run c"
 printf '41,26214,3' >> "$T/c/stats.csv"
+cp "$T/c/frames/frame_000000.png" "$T/c/frames/frame_000050.png" # numbered after the end
 : > "$T/c/frames/frame_000099.png.tmp"
 : > "$T/c/checkpoint.hzc.tmp"
 run --resume "$T/c/checkpoint.hzc.prev" || fail "resume from .prev (step 30)"

@@ -211,8 +211,8 @@ static int64_t ref_fix(float f)
 {
     if (isnan(f))
         return 0;
-    double d = f > 16777216.0f ? 16777216.0 : f < -16777216.0f ? -16777216.0 : (double)f;
-    return (int64_t)trunc(d * 16777216.0);
+    double d = f > 2048.0f ? 2048.0 : f < -2048.0f ? -2048.0 : (double)f;
+    return (int64_t)trunc(d * 4096.0);
 }
 
 static int64_t ref_disk(const sim_scenario *sc, const float *f, int x, int y)

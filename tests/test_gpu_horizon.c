@@ -1,6 +1,7 @@
 /* test_gpu_horizon.c - the CUDA backend's horizon sums in both modes (dense, sparse) and every
  * tile mapping against the brute-force disk sum (sim_horizon_disk_brute), on grids from 1x1 to
- * many tiles, radii 0..64, periodic and bounded, with NaN, huge and negative field values; the
+ * many tiles, radii 0..64, periodic and bounded, with NaN, huge and negative field values and
+ * with every cell at the fixed-point clamp (the limits of the GPU's 32-bit prefix rows); the
  * paint brush against the CPU backend's; and compose against render_frame_compose pixel for
  * pixel. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs fewer cases. */
 #include <setjmp.h>
@@ -66,7 +67,25 @@ static int wrapi(int v, int n)
     return v < 0 ? v + n : v;
 }
 
-static void check_case(int w, int h, int boundary, int r, int nq, int mapping, hz_rng *rng)
+/* Fields at the fixed-point limits: every cell at +clamp or -clamp (the largest row spans and
+ * disks there are), or rows alternating between them (the largest spans of both signs). */
+enum { FILL_RANDOM, FILL_MAX, FILL_MIN, FILL_ROWS };
+
+static void fill_kind(float *f, int w, int h, int kind, hz_rng *rng)
+{
+    if (kind == FILL_RANDOM) {
+        fill_field(f, (int64_t)w * h, rng);
+        return;
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            f[(int64_t)y * w + x] = kind == FILL_MAX   ? 1e9f
+                                  : kind == FILL_MIN   ? -INFINITY
+                                  : y % 2 ? SIM_FIX_CLAMP : -SIM_FIX_CLAMP;
+}
+
+static void check_case_fill(int w, int h, int boundary, int r, int nq, int mapping, int fill,
+                            hz_rng *rng)
 {
     sim_scenario sc = world(w, h, boundary, r);
     int64_t cells = (int64_t)w * h;
@@ -76,7 +95,7 @@ static void check_case(int w, int h, int boundary, int r, int nq, int mapping, h
     assert_non_null(field);
     assert_non_null(q);
     assert_non_null(sums);
-    fill_field(field, cells, rng);
+    fill_kind(field, w, h, fill, rng);
     int n = 0;
     q[n++] = 0;
     q[n++] = (uint32_t)(w - 1);
@@ -117,6 +136,29 @@ static void check_case(int w, int h, int boundary, int r, int nq, int mapping, h
     free(field);
     free(q);
     free(sums);
+}
+
+static void check_case(int w, int h, int boundary, int r, int nq, int mapping, hz_rng *rng)
+{
+    check_case_fill(w, h, boundary, r, nq, mapping, FILL_RANDOM, rng);
+}
+
+/* The fixed-point extremes around the switch from 32-bit to 64-bit disk sums (r = 9 has 253
+ * cells, r = 10 has 317) and at the largest radius: the GPU's wrapped 32-bit prefix rows must
+ * still give the exact int64 sums. */
+static void test_sums_saturated(void **state)
+{
+    (void)state;
+    hz_rng rng = {0x5A7ull};
+    static const int radii[] = {8, 9, 10, 32, 64};
+    for (int ri = 0; ri < 5; ri++)
+        for (int fill = FILL_MAX; fill <= FILL_ROWS; fill++) {
+            check_case_fill(200, 131, SIM_BOUNDARY_PERIODIC, radii[ri], 40, 1 + fill % 3, fill,
+                            &rng);
+            if (!quick)
+                check_case_fill(67, 45, SIM_BOUNDARY_WALL, radii[ri], 40, 1 + ri % 3, fill,
+                                &rng);
+        }
 }
 
 static void test_sums_vs_brute(void **state)
@@ -272,6 +314,7 @@ int main(void)
     quick = getenv("HZ_GPU_QUICK") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sums_vs_brute),
+        cmocka_unit_test(test_sums_saturated),
         cmocka_unit_test(test_sums_many_tiles),
         cmocka_unit_test(test_paint_matches_cpu),
         cmocka_unit_test(test_compose_matches_host),

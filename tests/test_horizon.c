@@ -16,19 +16,20 @@
 #include "hz_test_util.h"
 #include "sim_horizon.h"
 #include "sim_rules.h"
+#include "sim_scenario.h"
 
-/* Fixed point with 24 fraction bits, clamped to +-2^24, NaN as 0, truncating toward zero: the
+/* Fixed point with 12 fraction bits, clamped to +-2048, NaN as 0, truncating toward zero: the
  * conversion sim_rules.h documents, written independently (in double: exact for floats). */
 static int64_t ref_fix(float f)
 {
     if (isnan(f))
         return 0;
     double d = f;
-    if (d > 16777216.0)
-        d = 16777216.0;
-    if (d < -16777216.0)
-        d = -16777216.0;
-    return (int64_t)trunc(d * 16777216.0);
+    if (d > 2048.0)
+        d = 2048.0;
+    if (d < -2048.0)
+        d = -2048.0;
+    return (int64_t)trunc(d * 4096.0);
 }
 
 static int modp(int v, int n)
@@ -149,7 +150,7 @@ static void test_periodic_multiplicity(void **state)
             int64_t want = 0;
             int total = 0;
             for (int i = 0; i < 35; i++) {
-                want += (int64_t)mult[i] * (i + 1) * 16777216;
+                want += (int64_t)mult[i] * (i + 1) * 4096;
                 total += mult[i];
             }
             assert_int_equal(total, 253); /* lattice points in a disk of radius 9 */
@@ -275,18 +276,26 @@ static void test_fix(void **state)
     (void)state;
     assert_true(sim_fix(0.0f) == 0);
     assert_true(sim_fix(-0.0f) == 0);
-    assert_true(sim_fix(1.0f) == 16777216);
-    assert_true(sim_fix(0.5f) == 8388608);
-    assert_true(sim_fix(-0.75f) == -12582912);
-    assert_true(sim_fix(100.0f) == 1677721600LL);
-    assert_true(sim_fix(1.0f / 16777216.0f) == 1);
-    assert_true(sim_fix(1e-9f) == 0);  /* truncates toward zero */
-    assert_true(sim_fix(-1e-9f) == 0);
-    assert_true(sim_fix(16777216.0f) == (1LL << 48));
-    assert_true(sim_fix(1e30f) == (1LL << 48));
-    assert_true(sim_fix(-1e30f) == -(1LL << 48));
-    assert_true(sim_fix(INFINITY) == (1LL << 48));
-    assert_true(sim_fix(-INFINITY) == -(1LL << 48));
+    assert_true(sim_fix(1.0f) == 4096);
+    assert_true(sim_fix(0.5f) == 2048);
+    assert_true(sim_fix(-0.75f) == -3072);
+    assert_true(sim_fix(100.0f) == 409600);
+    assert_true(sim_fix(1.0f / 4096.0f) == 1);
+    assert_true(sim_fix(1.0f / 8192.0f) == 0);  /* truncates toward zero */
+    assert_true(sim_fix(-1.0f / 8192.0f) == 0);
+    assert_true(sim_fix(-3.0f / 8192.0f) == -1);
+    assert_true(sim_fix(2047.9998f) == 8388607);
+    assert_true(sim_fix(2048.0f) == (1LL << 23));
+    assert_true(sim_fix(3000.0f) == (1LL << 23));
+    assert_true(sim_fix(1e30f) == (1LL << 23));
+    assert_true(sim_fix(-1e30f) == -(1LL << 23));
+    assert_true(sim_fix(INFINITY) == (1LL << 23));
+    assert_true(sim_fix(-INFINITY) == -(1LL << 23));
+    assert_true(sim_fix(INFINITY) == SIM_FIX_CELL_MAX);
+    /* The bounds the GPU's 32-bit prefix rows rely on (sim_rules.h): a row span of the largest
+     * disk, and a whole disk of 255 cells, stay under 2^31. */
+    assert_true((int64_t)(2 * SIM_MAX_RADIUS + 1) * SIM_FIX_CELL_MAX < INT32_MAX);
+    assert_true((int64_t)255 * SIM_FIX_CELL_MAX < INT32_MAX);
     assert_true(sim_fix(NAN) == 0);
     assert_true(sim_fix(-NAN) == 0);
     hz_rng r = {3};
