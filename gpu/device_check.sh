@@ -4,9 +4,9 @@
 # label included), compute-sanitizer over the GPU tests in their quick mode, and `horizon bench`.
 # Logs go to $OUT (at most 8 files come back): smi.txt build.log ctest.log san.log bench.txt
 # bench.json summary.txt.
-# --overlap runs the tests and the sanitizers at the same time (both only check results), then
-# the bench alone on an idle GPU: one call's device time is then about build + the slowest test
-# + bench.
+# --overlap runs the bench alone on an idle GPU first, then the tests (-j16) and the sanitizers at
+# the same time (both only check results): one call's device time is then about build + bench +
+# the slowest test, and a call cut short by its time limit still has the bench.
 # usage: bash gpu/device_check.sh [--bench full|quick|none] [--san all|memcheck|none]
 #                                 [--tests all|gpu|none] [--ncu] [--overlap]
 set -u
@@ -51,9 +51,10 @@ note "built"
 
 run_tests() {
     [ "$TESTS" = none ] && return
-    local sel="-LE soak"
+    local sel="-LE soak" jobs=8
     [ "$TESTS" = gpu ] && sel="-L gpu"
-    (cd /tmp/b && ctest $sel -j8 --timeout 600 --output-on-failure) >"$OUT/ctest.log" 2>&1
+    [ "$OVERLAP" = 1 ] && jobs=16
+    (cd /tmp/b && ctest $sel -j$jobs --timeout 600 --output-on-failure) >"$OUT/ctest.log" 2>&1
     note "ctest ($TESTS) rc=$?"
     grep -E "tests passed|Skipped|Failed|\*\*\*|Not Run|Timeout" "$OUT/ctest.log" | tail -20 >>"$S"
     grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -E "gpu" >>"$S"
@@ -96,10 +97,10 @@ run_san() {
 }
 
 if [ "$OVERLAP" = 1 ]; then
+    run_bench
     run_tests &
     run_san &
     wait
-    run_bench
     run_ncu
 else
     run_tests

@@ -34,7 +34,7 @@ static void gpu_destroy(void *p)
     if (!st)
         return;
     gpu_step_forget(st);
-    gpu_bins_free(&st->bins);
+    gpu_step_free(st);
     cudaFree(st->d_buf[0]);
     cudaFree(st->d_buf[1]);
     cudaFree(st->d_claim);
@@ -90,20 +90,7 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     GPU_TRY(gpu_alloc(st, (void **)&st->d_target, (n ? n : 1) * sizeof(uint32_t), "agents", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_key, (n ? n : 1) * sizeof(unsigned long long),
                       "agents", err));
-    {
-        size_t before = gpu_bins_bytes(st->n, st->geom.ntiles);
-        int rc = gpu_bins_alloc(&st->bins, st->n, st->geom.ntiles, err);
-        if (rc == SIM_EDEVMEM) {
-            size_t free_b = 0, total_b = 0;
-            cudaMemGetInfo(&free_b, &total_b);
-            return sim_err_set(err, SIM_EDEVMEM,
-                               "out of device memory: %zu bytes asked for agent binning, %zu "
-                               "free (try a smaller world or --backend cpu)",
-                               before, free_b);
-        }
-        GPU_TRY(rc);
-        st->bytes += before;
-    }
+    GPU_TRY(gpu_step_alloc(st, err));
     GPU_CHECK(err, cudaMallocHost(&st->h_pin, sizeof(gpu_pinned)));
     GPU_CHECK(err, cudaMallocHost(&st->h_colsum, (size_t)st->w * sizeof(double)));
     memset(st->h_pin, 0, sizeof *st->h_pin);

@@ -388,9 +388,9 @@ struct decide_out {
             t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
         }
         uint32_t target = own;
-        /* A claim word of UINT64_MAX marks a cell occupied at the start of the step (only the
-         * move kernel writes that value, after this kernel), so this is the "empty" test. */
-        if (t != own && a.d_claim[t] != ~0ull) {
+        /* The bitmap is the occupancy at the start of the step (only the move kernel changes
+         * it, after this kernel); a small array, mostly read from L2. */
+        if (t != own && !((__ldg(&a.d_occ[t >> 5]) >> (t & 31)) & 1u)) {
             unsigned long long key = sim_claim_key(rr, id);
             atomicMax(&a.d_claim[t], key);
             a.d_key[q] = key;
@@ -411,7 +411,7 @@ struct decide_out {
 template <int MODE, bool SMALL, class OUT>
 __global__ void __launch_bounds__(GPU_HZ_THREADS, SMALL ? GPU_HZ_MINB_SMALL : GPU_HZ_MINB_LARGE)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
-               const uint32_t *__restrict__ cells, const uint32_t *__restrict__ begin,
+               const uint32_t *__restrict__ cells, const uint32_t *__restrict__ begin, int by_q,
                int mapping, unsigned *queue, OUT out)
 {
     typedef typename hz_acc<SMALL>::type dense_t;
@@ -471,8 +471,8 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
             uint32_t id = 0, cell = 0;
             int bucket = 0, rank = 0;
             if ((int)threadIdx.x < nc) {
-                id = ids[c0 + threadIdx.x];
-                cell = cells[id];
+                const uint32_t q0 = c0 + threadIdx.x;
+                cell = by_q ? cells[q0] : cells[ids[q0]];
                 int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
                 bucket = (MODE == GPU_HMODE_DENSE ? (y - ty0 + 1) * g.DW + (x - tx0 + 1)
                                                   : (y - oy) * g.PW + (x - ox)) &
@@ -492,9 +492,9 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
             __syncthreads();
             const int pos = (threadIdx.x & 31) * (GPU_HZ_THREADS / 32) + (threadIdx.x >> 5);
             if (pos < nc) {
-                const uint32_t q = c0 + s_deal[pos]; /* ids and cells: L1 hits by now */
+                const uint32_t q = c0 + s_deal[pos]; /* cells: L1 hits by now */
                 id = ids[q];
-                cell = cells[id];
+                cell = by_q ? cells[q] : cells[id];
                 int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
                 int64_t s[SIM_NCAND];
                 if (MODE == GPU_HMODE_DENSE) {
@@ -631,46 +631,52 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
 }
 
 template <int MODE, bool SMALL, class OUT>
-static int launch_tiles(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
-                        const uint32_t *d_cells, unsigned *d_queue, OUT out, cudaStream_t s,
+static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
+                        unsigned *d_queue, int queue_zeroed, OUT out, cudaStream_t s,
                         sim_err *err)
 {
-    if (p->mapping == GPU_MAP_DYNAMIC)
+    if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
     hz_tile_kernel<MODE, SMALL, OUT><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
-        p->g, d_field, b->d_id_out, d_cells, b->d_begin, p->mapping, d_queue, out);
+        p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }
 
 template <class OUT>
-static int launch_any(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
-                      const uint32_t *d_cells, unsigned *d_queue, OUT out, cudaStream_t s,
-                      sim_err *err)
+static int launch_any(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
+                      unsigned *d_queue, int queue_zeroed, OUT out, cudaStream_t s, sim_err *err)
 {
     if (p->mode == GPU_HMODE_DENSE)
-        return p->g.small
-                   ? launch_tiles<GPU_HMODE_DENSE, true>(p, b, d_field, d_cells, d_queue, out, s,
-                                                         err)
-                   : launch_tiles<GPU_HMODE_DENSE, false>(p, b, d_field, d_cells, d_queue, out,
-                                                          s, err);
-    return p->g.small
-               ? launch_tiles<GPU_HMODE_SPARSE, true>(p, b, d_field, d_cells, d_queue, out, s,
-                                                      err)
-               : launch_tiles<GPU_HMODE_SPARSE, false>(p, b, d_field, d_cells, d_queue, out, s,
-                                                       err);
+        return p->g.small ? launch_tiles<GPU_HMODE_DENSE, true>(p, ag, d_field, d_queue,
+                                                                queue_zeroed, out, s, err)
+                          : launch_tiles<GPU_HMODE_DENSE, false>(p, ag, d_field, d_queue,
+                                                                 queue_zeroed, out, s, err);
+    return p->g.small ? launch_tiles<GPU_HMODE_SPARSE, true>(p, ag, d_field, d_queue,
+                                                             queue_zeroed, out, s, err)
+                      : launch_tiles<GPU_HMODE_SPARSE, false>(p, ag, d_field, d_queue,
+                                                              queue_zeroed, out, s, err);
 }
 
-int gpu_hz_decide(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
-                  const uint32_t *d_cells, const gpu_decide_args *a, unsigned *d_queue,
-                  cudaStream_t s, sim_err *err)
+gpu_hz_agents gpu_hz_agents_of(const gpu_bins *b, const uint32_t *d_cells)
+{
+    gpu_hz_agents ag;
+    ag.ids = b->d_id_out;
+    ag.begin = b->d_begin;
+    ag.cells = d_cells;
+    ag.by_q = 0;
+    return ag;
+}
+
+int gpu_hz_decide(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
+                  const gpu_decide_args *a, unsigned *d_queue, cudaStream_t s, sim_err *err)
 {
     decide_out out;
     out.a = *a;
     out.w = p->g.w;
     out.h = p->g.h;
     out.periodic = p->g.periodic;
-    return launch_any(p, b, d_field, d_cells, d_queue, out, s, err);
+    return launch_any(p, ag, d_field, d_queue, a->queue_zeroed, out, s, err);
 }
 
 int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
@@ -679,7 +685,8 @@ int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
 {
     sums_out out;
     out.d_sums = d_sums;
-    return launch_any(p, b, d_field, d_cells, d_queue, out, s, err);
+    const gpu_hz_agents ag = gpu_hz_agents_of(b, d_cells);
+    return launch_any(p, &ag, d_field, d_queue, 0, out, s, err);
 }
 
 int gpu_hz_naive(const gpu_hz_geom *g, const float *d_field, const uint32_t *d_cells, int64_t n,

@@ -37,14 +37,28 @@ typedef struct gpu_hz_plan {
 } gpu_hz_plan;
 
 
+/* Agents binned by tile as the tile-sum kernel reads them: ids[q] in tile order (q), tile t's
+ * run begin[t] .. begin[t+1], and their cells, by tile order (cells[q], by_q = 1: the step's
+ * own bins, gpu_step.cu) or by id (cells[ids[q]], by_q = 0: gpu_bins). */
+typedef struct gpu_hz_agents {
+    const uint32_t *ids, *begin, *cells;
+    int by_q;
+} gpu_hz_agents;
+
+/* The view of a gpu_bins over cells indexed by id. */
+gpu_hz_agents gpu_hz_agents_of(const gpu_bins *b, const uint32_t *d_cells);
+
 /* What the decide step needs besides the sums (all device pointers but seed/threshold). */
 typedef struct gpu_decide_args {
     uint64_t seed;
     uint64_t threshold;                 /* sim_noise_threshold(noise) */
     const unsigned long long *d_step;   /* steps completed before this one */
-    unsigned long long *d_claim;        /* per cell: 0 empty, UINT64_MAX occupied, else a claim */
+    unsigned long long *d_claim;        /* per cell: 0, or the best claim of this step */
+    const uint32_t *d_occ;              /* occupancy bitmap: bit c of word c/32, cell c holds an
+                                         * agent (at the start of the step) */
     uint32_t *d_target;                 /* by tile order q: claimed cell, or the agent's own */
     unsigned long long *d_key;          /* by tile order q: the claim key when it claimed */
+    int queue_zeroed;                   /* the dynamic mapping's counter is already 0 */
 } gpu_decide_args;
 
 /* Fills g for a grid and radius (chooses the tile side from the shared memory it needs). */
@@ -59,10 +73,9 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
 
 /* Tile-sum kernel, decide flavour: for every binned agent the 9 candidate sums, the decision
  * (sim_decide) and the claim (64-bit atomicMax) of an empty target. d_queue: one counter for the
- * dynamic mapping (reset here). */
-int gpu_hz_decide(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
-                  const uint32_t *d_cells, const gpu_decide_args *a, unsigned *d_queue,
-                  cudaStream_t s, sim_err *err);
+ * dynamic mapping (reset here unless a->queue_zeroed). */
+int gpu_hz_decide(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
+                  const gpu_decide_args *a, unsigned *d_queue, cudaStream_t s, sim_err *err);
 
 /* Tile-sum kernel, sums flavour: d_sums[9*i + c] for the n binned cells. */
 int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,

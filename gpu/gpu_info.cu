@@ -104,7 +104,7 @@ extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
     size_t b = cells * (2 * sizeof(float) + sizeof(unsigned long long)); /* fields, claims */
     b += (size_t)sc->width * sizeof(double) + sizeof(gpu_ctl);
     b += (size_t)(n > 0 ? n : 1) * (2 * sizeof(uint32_t) + sizeof(unsigned long long));
-    b += gpu_bins_bytes(n, g.ntiles);
+    b += gpu_step_bins_bytes(n, (int64_t)cells, g.ntiles);
     b += 4096; /* allocation rounding */
     return b;
 }

@@ -230,14 +230,18 @@ __host__ __device__ constexpr int jf_rh(int K)
  * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
  * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
  * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
- * which never reaches the inner part after K sweeps. */
+ * which never reaches the inner part after K sweeps.
+ * occ (not NULL): the agents' deposit, folded in: every cell whose bit is set in the occupancy
+ * bitmap is loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the
+ * move kernel need not read and write the field. */
 template <int K, int BND>
 __global__ void __launch_bounds__(GPU_JF_THREADS)
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
-          int decay, int cheap_wrap)
+          int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit)
 {
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), TX = RW - 2 * K, TY = RH - 2 * K;
     constexpr int RPW = RH / (GPU_JF_THREADS / 32);
+    static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
     extern __shared__ float4 jf_smem[];
     float *buf0 = reinterpret_cast<float *>(jf_smem);
     float *buf1 = buf0 + RH * RW;
@@ -245,7 +249,9 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     const int gx0 = (int)blockIdx.x * TX - K, gy0 = (int)blockIdx.y * TY - K;
 
     /* The region goes global -> shared by asynchronous copies (cp.async): every copy of the
-     * block is in flight at once and no registers hold the values on the way. */
+     * block is in flight at once and no registers hold the values on the way. dep: bit
+     * q * (RW/32) + k for the cells this thread loads that hold an agent. */
+    uint32_t dep = 0;
 #pragma unroll
     for (int q = 0; q < RPW; q++) {
         const int rr = warp * RPW + q;
@@ -260,12 +266,17 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             const int col = lane + 32 * k;
             int gx = gx0 + col;
             float *d = &buf0[rr * RW + col];
-            if (BND == SIM_BOUNDARY_PERIODIC) {
+            bool inside = true;
+            if (BND == SIM_BOUNDARY_PERIODIC)
                 gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
                                 : jwrap(gx, p.w);
-                __pipeline_memcpy_async(d, &src[(size_t)gy * p.w + gx], sizeof(float));
-            } else if (row_ok && gx >= 0 && gx < p.w) {
-                __pipeline_memcpy_async(d, &src[(size_t)gy * p.w + gx], sizeof(float));
+            else
+                inside = row_ok && gx >= 0 && gx < p.w;
+            if (inside) {
+                const size_t gi = (size_t)gy * p.w + gx;
+                __pipeline_memcpy_async(d, &src[gi], sizeof(float));
+                if (occ && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
+                    dep |= 1u << (q * (RW / 32) + k);
             } else {
                 *d = 0.0f;
             }
@@ -273,6 +284,17 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
+    /* The thread's own copies are complete and visible to it: add the deposits to them. */
+    if (dep) {
+#pragma unroll
+        for (int q = 0; q < RPW; q++)
+#pragma unroll
+            for (int k = 0; k < RW / 32; k++)
+                if ((dep >> (q * (RW / 32) + k)) & 1u) {
+                    float *d = &buf0[(warp * RPW + q) * RW + lane + 32 * k];
+                    *d = SIM_FADD(*d, deposit);
+                }
+    }
     __syncthreads();
 
     float m = 0.0f;
@@ -427,60 +449,85 @@ static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *
     }
 }
 
+/* Fused passes only: the deposit (occ, deposit) is folded into the region load. */
+struct jf_dep {
+    const uint32_t *occ;
+    float deposit;
+};
+
 template <int K, int BND>
 static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
-                        cudaStream_t s)
+                        jf_dep dep, cudaStream_t s)
 {
     const int TX = GPU_JF_RW - 2 * K, TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     int cheap = p->w >= GPU_JF_RW && p->h >= jf_rh(K);
     jf_kernel<K, BND><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(*p, src, dst, res, decay,
-                                                                     cheap);
+                                                                     cheap, dep.occ, dep.deposit);
 }
 
 template <int BND>
 static void jf_launch(int k, const gpu_jac *p, const float *src, float *dst, unsigned *res,
-                      int decay, cudaStream_t s)
+                      int decay, jf_dep dep, cudaStream_t s)
 {
     switch (k) {
-    case 2: jf_launch_k<2, BND>(p, src, dst, res, decay, s); break;
-    case 3: jf_launch_k<3, BND>(p, src, dst, res, decay, s); break;
-    case 4: jf_launch_k<4, BND>(p, src, dst, res, decay, s); break;
-    case 5: jf_launch_k<5, BND>(p, src, dst, res, decay, s); break;
-    case 6: jf_launch_k<6, BND>(p, src, dst, res, decay, s); break;
-    case 7: jf_launch_k<7, BND>(p, src, dst, res, decay, s); break;
-    default: jf_launch_k<8, BND>(p, src, dst, res, decay, s); break;
+    case 2: jf_launch_k<2, BND>(p, src, dst, res, decay, dep, s); break;
+    case 3: jf_launch_k<3, BND>(p, src, dst, res, decay, dep, s); break;
+    case 4: jf_launch_k<4, BND>(p, src, dst, res, decay, dep, s); break;
+    case 5: jf_launch_k<5, BND>(p, src, dst, res, decay, dep, s); break;
+    case 6: jf_launch_k<6, BND>(p, src, dst, res, decay, dep, s); break;
+    case 7: jf_launch_k<7, BND>(p, src, dst, res, decay, dep, s); break;
+    default: jf_launch_k<8, BND>(p, src, dst, res, decay, dep, s); break;
     }
 }
 
 static void pass_launch(const gpu_jac *p, int k, const float *src, float *dst, unsigned *res,
-                        int decay, cudaStream_t s)
+                        int decay, jf_dep dep, cudaStream_t s)
 {
     switch (p->boundary) {
     case SIM_BOUNDARY_PERIODIC:
         if (k == 1)
             js_launch<SIM_BOUNDARY_PERIODIC>(p, src, dst, res, decay, s);
         else
-            jf_launch<SIM_BOUNDARY_PERIODIC>(k, p, src, dst, res, decay, s);
+            jf_launch<SIM_BOUNDARY_PERIODIC>(k, p, src, dst, res, decay, dep, s);
         break;
     case SIM_BOUNDARY_WALL:
         if (k == 1)
             js_launch<SIM_BOUNDARY_WALL>(p, src, dst, res, decay, s);
         else
-            jf_launch<SIM_BOUNDARY_WALL>(k, p, src, dst, res, decay, s);
+            jf_launch<SIM_BOUNDARY_WALL>(k, p, src, dst, res, decay, dep, s);
         break;
     default:
         if (k == 1)
             js_launch<SIM_BOUNDARY_FIXED>(p, src, dst, res, decay, s);
         else
-            jf_launch<SIM_BOUNDARY_FIXED>(k, p, src, dst, res, decay, s);
+            jf_launch<SIM_BOUNDARY_FIXED>(k, p, src, dst, res, decay, dep, s);
         break;
     }
+}
+
+int gpu_jacobi_first_pass(int sweeps, int fuse_max)
+{
+    if (sweeps <= 0)
+        return 0;
+    const int passes = gpu_jacobi_passes(sweeps, fuse_max);
+    return (sweeps + passes - 1) / passes;
 }
 
 int gpu_jacobi_run(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
                    int decay, unsigned *d_residual, cudaStream_t s, sim_err *err)
 {
+    return gpu_jacobi_run_dep(p, d_cur, d_other, sweeps, fuse_max, decay, NULL, 0.0f, d_residual,
+                              s, err);
+}
+
+int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
+                       int decay, const uint32_t *d_occ, float deposit, unsigned *d_residual,
+                       cudaStream_t s, sim_err *err)
+{
+    if (d_occ && gpu_jacobi_first_pass(sweeps, fuse_max) < 2)
+        return sim_err_set(err, SIM_EINVAL, "jacobi: a deposit can only be folded into a fused "
+                           "first pass (%d sweeps, fuse_max %d)", sweeps, fuse_max);
     if (sweeps <= 0) {
         if (decay) {
             size_t n = (size_t)p->w * p->h;
@@ -498,7 +545,8 @@ int gpu_jacobi_run(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
     for (int i = 0; i < passes; i++) {
         int k = (left + (passes - i) - 1) / (passes - i);
         int last = i == passes - 1;
-        pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, s);
+        jf_dep dep = {i == 0 ? d_occ : NULL, deposit};
+        pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, dep, s);
         GPU_CHECK_LAUNCH(err, s);
         float *t = *d_cur;
         *d_cur = *d_other;

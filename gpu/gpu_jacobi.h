@@ -6,6 +6,7 @@
 #define GPU_JACOBI_H
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 extern "C" {
 #include "sim_scenario.h"
@@ -34,6 +35,16 @@ int gpu_jacobi_passes(int sweeps, int fuse_max);
  * max |T'-T| over the last sweep (the caller zeroes it). No allocation; stream-ordered. */
 int gpu_jacobi_run(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
                    int decay, unsigned *d_residual, cudaStream_t s, sim_err *err);
+
+/* Sweeps of the first pass (0 for no sweeps): a deposit can be folded into it when >= 2. */
+int gpu_jacobi_first_pass(int sweeps, int fuse_max);
+
+/* gpu_jacobi_run with the agents' deposit folded into the first pass, which must be fused
+ * (gpu_jacobi_first_pass >= 2): every cell whose bit is set in the occupancy bitmap d_occ
+ * (bit c of word c/32) counts as cell + deposit. d_occ NULL: no deposit. */
+int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int sweeps, int fuse_max,
+                       int decay, const uint32_t *d_occ, float deposit, unsigned *d_residual,
+                       cudaStream_t s, sim_err *err);
 
 /* Sets the kernels' shared-memory limits once per process/device. */
 int gpu_jacobi_init(sim_err *err);

@@ -2,9 +2,10 @@
  * table) and the internal entry points the backend's .cu files share. Internal to gpu/ (C++).
  *
  * Device memory, all allocated once in create: two field buffers (4 + 4 B/cell), the claim word
- * (8 B/cell: 0 empty, UINT64_MAX occupied, else the best claim of this step), column sums
- * (8 B/column); per agent its cell, target and key (16 B) plus the binning buffers (16 B and
- * CUB's scratch). About 16 B/cell + 40 B/agent. */
+ * (8 B/cell: 0, or the best claim of this step), the occupancy bitmap (1 bit/cell), column sums
+ * (8 B/column); per agent its cell, target and key (16 B) plus the two sets of bins (ids and
+ * cells in tile order, 16 B) and the rank in the next bins (4 B); per tile two run starts and a
+ * count (12 B). About 16.1 B/cell + 36 B/agent. */
 #ifndef GPU_STATE_H
 #define GPU_STATE_H
 
@@ -22,6 +23,18 @@ typedef struct gpu_pinned {
     gpu_ctl ctl;             /* the control block read back after a step */
 } gpu_pinned;
 
+/* Agents binned by tile between steps (gpu_step.cu). Set `cur` holds this step's bins: ids[q]
+ * in tile order q, their cells in the same order, and tile t's run begin[t] .. begin[t+1]. The
+ * move kernel counts every agent into its new tile (count, zero between steps) and notes its
+ * rank there (rank[q]); a scan and a scatter then fill the other set, which the next step uses.
+ * The order inside a tile follows the atomics: nothing depends on it (every result is a
+ * function of the agent alone, claims are a maximum of unique keys). */
+typedef struct gpu_agent_bins {
+    uint32_t *ids[2], *cells[2], *begin[2];
+    uint32_t *count, *rank;
+    int cur;
+} gpu_agent_bins;
+
 typedef struct gpu_state {
     sim_scenario sc;
     int w, h, periodic;
@@ -32,6 +45,7 @@ typedef struct gpu_state {
     float *d_buf[2];           /* the two field buffers */
     float *d_field, *d_spare;  /* which of them is current */
     unsigned long long *d_claim;
+    uint32_t *d_occ;           /* occupancy bitmap, (cells + 31) / 32 words */
     uint32_t *d_cells, *d_target;
     unsigned long long *d_key;
     double *d_colsum;
@@ -42,15 +56,25 @@ typedef struct gpu_state {
     gpu_pinned *h_pin;
     double *h_colsum;          /* pinned, width entries */
 
-    gpu_bins bins;
+    gpu_agent_bins ab;
     gpu_hz_geom geom;
     gpu_hz_plan plan;
     gpu_jac jac;
     gpu_tuning tune;
     uint64_t threshold;
 
-    /* Captured steps: [current field is d_buf[1]][with statistics]. */
-    cudaGraphExec_t graph[2][2];
+    /* The second stream of a step (the next bins are built while the field diffuses) and the
+     * events that fork it from and join it to `stream`. */
+    cudaStream_t side;
+    cudaEvent_t ev_fork, ev_join;
+
+    /* d_ctl->step as the device has it (the step graph advances it), valid when dev_step_ok. */
+    unsigned long long dev_step;
+    int dev_step_ok;
+
+    /* Captured steps: [current field is d_buf[1]][current bins are set 1][with statistics]. */
+    cudaGraphExec_t graph[2][2][2];
+    int graph_nodes, graph_kernels; /* of the last capture */
     size_t bytes; /* device bytes allocated */
 } gpu_state;
 
@@ -72,8 +96,16 @@ int gpu_step_part(gpu_state *st, int part, sim_err *err);
 /* Drops the captured graphs (after a change of tuning or pointers). */
 void gpu_step_forget(gpu_state *st);
 
-/* Marks the agents' cells occupied in d_claim (create). */
+/* Clears the claim words, marks the agents' cells in the occupancy bitmap and bins the agents
+ * by tile into set 0 (create). */
 int gpu_step_mark(gpu_state *st, sim_err *err);
+
+/* Device bytes of the bins, the occupancy bitmap and the agents' rank (gpu_estimate_bytes). */
+size_t gpu_step_bins_bytes(int64_t n, int64_t cells, int ntiles);
+
+/* Allocates st->ab and st->d_occ (create). */
+int gpu_step_alloc(gpu_state *st, sim_err *err);
+void gpu_step_free(gpu_state *st);
 
 /* View operations (gpu_view.cu). */
 int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_err *err);

@@ -44,7 +44,7 @@ int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_er
 
 /* Thread per pixel; the view (with its colormap) travels as a kernel parameter. */
 __global__ void compose_kernel(sim_view v, const float *__restrict__ field,
-                               const unsigned long long *__restrict__ claim, int fw, int fh,
+                               const uint32_t *__restrict__ occ, int fw, int fh,
                                float inv, uchar4 *out)
 {
     int px = (int)(blockIdx.x * blockDim.x + threadIdx.x), py = (int)blockIdx.y;
@@ -59,7 +59,7 @@ __global__ void compose_kernel(sim_view v, const float *__restrict__ field,
         col = v.background_rgba;
     } else {
         size_t cell = (size_t)y * (size_t)fw + (size_t)x;
-        if (draw_agents && claim[cell] == ~0ull)
+        if (draw_agents && ((occ[cell >> 5] >> (cell & 31)) & 1u))
             col = v.agent_rgba;
         else if (layer != SIM_LAYER_AGENTS)
             col = v.lut + 4 * sim_view_index(field[cell], inv);
@@ -99,7 +99,7 @@ int gpu_view_compose(gpu_state *st, const sim_view *v, uint8_t *rgba, sim_err *e
     }
     float inv = sim_view_inv(v->range_max, field_max);
     dim3 grid((unsigned)((v->w + GPU_EW_THREADS - 1) / GPU_EW_THREADS), (unsigned)v->h);
-    compose_kernel<<<grid, GPU_EW_THREADS, 0, st->stream>>>(*v, st->d_field, st->d_claim, st->w,
+    compose_kernel<<<grid, GPU_EW_THREADS, 0, st->stream>>>(*v, st->d_field, st->d_occ, st->w,
                                                             st->h, inv, (uchar4 *)st->d_rgba);
     GPU_CHECK_LAUNCH(err, st->stream);
     GPU_CHECK(err, cudaMemcpyAsync(rgba, st->d_rgba, bytes, cudaMemcpyDeviceToHost, st->stream));

@@ -16,7 +16,7 @@ int render_gui_layer_create(render_gui_layer **out, sim_err *err);
 void render_gui_layer_destroy(render_gui_layer *l); /* NULL is a no-op */
 
 /* Draws into rgba (v->w * v->h * 4 bytes) the horizon sums of the fw x fh field for the view v:
- * pixel (px, py) samples cell (x, y) by sim_view_sample and shows S(x, y) / 2^24, the exact
+ * pixel (px, py) samples cell (x, y) by sim_view_sample and shows S(x, y) / SIM_FIX_ONE, the exact
  * fixed-point disk sum of radius r (sim_rules.h; periodic wraps, otherwise cells outside count
  * 0), coloured with v->lut stretched over the smallest .. largest sum in view: entry
  * sim_view_index(S - min, 255 / (max - min)). v->range_max is not used (sums are in field
