@@ -9,7 +9,10 @@
 void app_progress_start(app_progress *p, int mode_request, int64_t first, int64_t total)
 {
     int tty = isatty(STDERR_FILENO);
-    p->mode = mode_request < 0 ? 0 : tty ? 1 : mode_request > 0 ? 2 : 0;
+    /* A terminal gets the bar; a log file or pipe gets a plain line now and then (every 2 s
+     * with --progress, every 30 s otherwise, so short runs print none). */
+    p->mode = mode_request < 0 ? 0 : tty ? 1 : 2;
+    p->every = p->mode == 1 ? 0.1 : mode_request > 0 ? 2.0 : 30.0;
     p->first = first;
     p->total = total;
     p->t0 = p->last = app_now();
@@ -44,8 +47,7 @@ void app_progress_update(app_progress *p, int64_t done)
     if (!p->mode)
         return;
     double now = app_now();
-    double every = p->mode == 1 ? 0.1 : 5.0;
-    if (now - p->last < every)
+    if (now - p->last < p->every)
         return;
     p->last = now;
     draw(p, done, now, 0);
@@ -53,6 +55,7 @@ void app_progress_update(app_progress *p, int64_t done)
 
 void app_progress_end(app_progress *p, int64_t done)
 {
-    if (p->mode)
+    /* The closing line only where progress was shown or asked for. */
+    if (p->mode == 1 || (p->mode == 2 && (p->every < 30.0 || p->last > p->t0)))
         draw(p, done, app_now(), 1);
 }

@@ -7,11 +7,13 @@
 
 typedef struct app_progress {
     int mode;          /* 0 off, 1 bar (terminal), 2 plain lines */
+    double every;      /* seconds between updates */
     int64_t first, total;
     double t0, last;
 } app_progress;
 
-/* mode_request: -1 quiet, 0 automatic (bar on a terminal, else off), 1 forced on. */
+/* mode_request: -1 quiet, 0 automatic (bar on a terminal, else a plain line every 30 s),
+ * 1 --progress (plain lines every 2 s when not a terminal). */
 void app_progress_start(app_progress *p, int mode_request, int64_t first, int64_t total);
 void app_progress_update(app_progress *p, int64_t done);
 void app_progress_end(app_progress *p, int64_t done);

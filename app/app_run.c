@@ -41,7 +41,7 @@ static const char run_usage[] =
     "  --resume FILE            continue the run saved in checkpoint FILE, in FILE's directory;\n"
     "                           only --steps (the total), --backend, --threads,\n"
     "                           --checkpoint-every, --progress and --quiet may be given with it\n"
-    "  --progress               progress lines even when stderr is not a terminal\n"
+    "  --progress               frequent progress lines when stderr is not a terminal\n"
     "  --quiet                  no progress and no summary\n"
     "  -h, --help               this help\n";
 
