@@ -32,6 +32,17 @@ int app_gui_main(int argc, char **argv);
  * sets *bad when the value is missing. */
 int app_opt(int argc, char **argv, int *i, const char *name, const char **value, int *bad);
 
+/* A command-line shortcut for a scenario key: `--steps 10` means `--set run.steps=10`. */
+typedef struct app_shortcut {
+    const char *opt, *key;
+} app_shortcut;
+
+/* When argv[*i] is one of the n shortcuts, returns 1 and sets *assign to a malloc'ed
+ * "section.key=value" for the caller to free (NULL, with *bad set, when the value is missing or
+ * memory runs out). Returns 0 otherwise. */
+int app_opt_shortcut(int argc, char **argv, int *i, const app_shortcut *table, size_t n,
+                     char **assign, int *bad);
+
 /* Parses an integer option value in [lo, hi]; prints "horizon: --name: ..." and returns 0 on
  * error. */
 int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out);

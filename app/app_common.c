@@ -43,6 +43,29 @@ int app_opt(int argc, char **argv, int *i, const char *name, const char **value,
     return 1;
 }
 
+int app_opt_shortcut(int argc, char **argv, int *i, const app_shortcut *table, size_t n,
+                     char **assign, int *bad)
+{
+    *assign = NULL;
+    for (size_t k = 0; k < n; k++) {
+        const char *v = NULL;
+        if (!app_opt(argc, argv, i, table[k].opt, &v, bad))
+            continue;
+        if (*bad)
+            return 1;
+        size_t len = strlen(table[k].key) + strlen(v) + 2;
+        *assign = malloc(len);
+        if (!*assign) {
+            fprintf(stderr, "horizon: out of memory\n");
+            *bad = 1;
+            return 1;
+        }
+        snprintf(*assign, len, "%s=%s", table[k].key, v);
+        return 1;
+    }
+    return 0;
+}
+
 int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;

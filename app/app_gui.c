@@ -43,9 +43,7 @@ static const char gui_usage[] =
     "  -h, --help               this help\n";
 
 /* Options that are scenario keys under another name. */
-static const struct {
-    const char *opt, *key;
-} shortcuts[] = {
+static const app_shortcut shortcuts[] = {
     {"--seed", "run.seed"},
     {"--out", "output.dir"},
     {"--colormap", "output.colormap"},
@@ -69,6 +67,7 @@ int app_gui_main(int argc, char **argv)
     }
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL, *a = argv[i];
+        char *assign = NULL;
         int64_t n = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(gui_usage, stdout);
@@ -101,24 +100,13 @@ int app_gui_main(int argc, char **argv)
                 bad = 1;
         } else if (strcmp(a, "--paused") == 0) {
             cfg.paused = 1;
+        } else if (app_opt_shortcut(argc, argv, &i, shortcuts,
+                                     sizeof shortcuts / sizeof shortcuts[0], &assign, &bad)) {
+            if (assign)
+                owned[n_owned++] = sets[n_sets++] = assign;
         } else if (a[0] == '-') {
-            size_t k;
-            for (k = 0; k < sizeof shortcuts / sizeof shortcuts[0]; k++)
-                if (app_opt(argc, argv, &i, shortcuts[k].opt, &v, &bad))
-                    break;
-            if (k == sizeof shortcuts / sizeof shortcuts[0]) {
-                fprintf(stderr, "horizon gui: unknown option '%s' (see horizon gui --help)\n", a);
-                bad = 1;
-            } else if (!bad) {
-                size_t len = strlen(shortcuts[k].key) + strlen(v) + 2;
-                char *s = malloc(len);
-                if (!s) {
-                    bad = 1;
-                    break;
-                }
-                snprintf(s, len, "%s=%s", shortcuts[k].key, v);
-                owned[n_owned++] = sets[n_sets++] = s;
-            }
+            fprintf(stderr, "horizon gui: unknown option '%s' (see horizon gui --help)\n", a);
+            bad = 1;
         } else if (!scenario) {
             scenario = a;
         } else {

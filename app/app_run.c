@@ -57,9 +57,7 @@ typedef struct run_opts {
 } run_opts;
 
 /* Command-line shortcuts are scenario keys under another name. */
-static const struct {
-    const char *opt, *key;
-} shortcuts[] = {
+static const app_shortcut shortcuts[] = {
     {"--steps", "run.steps"},
     {"--seed", "run.seed"},
     {"--out", "output.dir"},
@@ -194,6 +192,7 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_
     o->sets = sets;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v = NULL, *a = argv[i];
+        char *assign = NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(run_usage, stdout);
             rc = -1;
@@ -241,24 +240,13 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_
             o->quiet = 1;
         } else if (strcmp(a, "--progress") == 0) {
             o->progress = 1;
+        } else if (app_opt_shortcut(argc, argv, &i, shortcuts,
+                                     sizeof shortcuts / sizeof shortcuts[0], &assign, &bad)) {
+            if (assign)
+                owned[n_owned++] = sets[o->n_sets++] = assign;
         } else if (a[0] == '-') {
-            size_t k;
-            for (k = 0; k < sizeof shortcuts / sizeof shortcuts[0]; k++)
-                if (app_opt(argc, argv, &i, shortcuts[k].opt, &v, &bad))
-                    break;
-            if (k == sizeof shortcuts / sizeof shortcuts[0]) {
-                fprintf(stderr, "horizon run: unknown option '%s' (see horizon run --help)\n", a);
-                bad = 1;
-            } else if (!bad) {
-                size_t n = strlen(shortcuts[k].key) + strlen(v) + 2;
-                char *s = malloc(n);
-                if (!s) {
-                    bad = 1;
-                    break;
-                }
-                snprintf(s, n, "%s=%s", shortcuts[k].key, v);
-                owned[n_owned++] = sets[o->n_sets++] = s;
-            }
+            fprintf(stderr, "horizon run: unknown option '%s' (see horizon run --help)\n", a);
+            bad = 1;
         } else if (!o->scenario) {
             o->scenario = a;
         } else {
