@@ -195,11 +195,6 @@ int app_bench_main(int argc, char **argv)
         return APP_EXIT_USAGE;
     int want_cpu = strcmp(backend, "cuda") != 0;
     int want_gpu = strcmp(backend, "cpu") != 0;
-    if (!want_cpu && !want_gpu && strcmp(backend, "auto") != 0) {
-        fprintf(stderr, "horizon bench: --backend: unknown backend '%s' (allowed auto|cpu|cuda)\n",
-                backend);
-        return APP_EXIT_USAGE;
-    }
     if (strcmp(backend, "auto") && strcmp(backend, "cpu") && strcmp(backend, "cuda")) {
         fprintf(stderr, "horizon bench: --backend: unknown backend '%s' (allowed auto|cpu|cuda)\n",
                 backend);

@@ -134,16 +134,29 @@ void app_stats_header(FILE *f)
     fputs(stats_header, f);
 }
 
+/* Opens DIR/stats.csv with `mode` ("w" new, "ab" append), unbuffered: each row is one
+ * write(), and after a failed write nothing is left in a buffer that fclose could append
+ * behind the truncation in app_stats_row. */
+static int stats_fopen(const char *dir, const char *mode, FILE **out, char *path, size_t n,
+                       sim_err *err)
+{
+    snprintf(path, n, "%s/stats.csv", dir);
+    FILE *f = fopen(path, mode);
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot %s: %s", path,
+                           mode[0] == 'w' ? "create" : "open", strerror(errno));
+    setvbuf(f, NULL, _IONBF, 0);
+    *out = f;
+    return SIM_OK;
+}
+
 int app_stats_open(const char *dir, FILE **out, sim_err *err)
 {
     char path[SIM_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/stats.csv", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot create: %s", path, strerror(errno));
-    /* Unbuffered: each row is one write(), and after a failed write nothing is left in a buffer
-     * that fclose could append behind the truncation in app_stats_row. */
-    setvbuf(f, NULL, _IONBF, 0);
+    FILE *f = NULL;
+    int rc = stats_fopen(dir, "w", &f, path, sizeof path, err);
+    if (rc != SIM_OK)
+        return rc;
     app_stats_header(f);
     if (fflush(f) != 0) {
         int e = errno;
@@ -395,11 +408,5 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
 int app_stats_reopen(const char *dir, FILE **out, sim_err *err)
 {
     char path[SIM_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/stats.csv", dir);
-    FILE *f = fopen(path, "ab");
-    if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    setvbuf(f, NULL, _IONBF, 0);
-    *out = f;
-    return SIM_OK;
+    return stats_fopen(dir, "ab", out, path, sizeof path, err);
 }
