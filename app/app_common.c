@@ -43,6 +43,23 @@ int app_opt(int argc, char **argv, int *i, const char *name, const char **value,
     return 1;
 }
 
+/* Tries value on a scratch scenario, so that a bad one is reported under the option the user
+ * typed ("--out: output.dir: value too long ...") rather than as a --set they never wrote.
+ * Prints the error; returns its status. */
+static int shortcut_check(const app_shortcut *sc, const char *value)
+{
+    char section[32];
+    const char *dot = strchr(sc->key, '.');
+    snprintf(section, sizeof section, "%.*s", (int)(dot - sc->key), sc->key);
+    sim_scenario scratch;
+    sim_err err;
+    sim_scenario_defaults(&scratch);
+    int rc = sim_scenario_set_key(&scratch, section, dot + 1, value, sc->opt, &err);
+    if (rc != SIM_OK)
+        fprintf(stderr, "horizon: %s\n", err.msg);
+    return rc;
+}
+
 int app_opt_shortcut(int argc, char **argv, int *i, const app_shortcut *table, size_t n,
                      char **assign, int *bad)
 {
@@ -53,6 +70,10 @@ int app_opt_shortcut(int argc, char **argv, int *i, const app_shortcut *table, s
             continue;
         if (*bad)
             return 1;
+        if (shortcut_check(&table[k], v) != SIM_OK) {
+            *bad = 1;
+            return 1;
+        }
         size_t len = strlen(table[k].key) + strlen(v) + 2;
         *assign = malloc(len);
         if (!*assign) {
@@ -87,13 +108,12 @@ int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *s
     int rc = path ? sim_scenario_parse_file(sc, path, &err)
                   : sim_scenario_parse_string(sc, sim_scenario_builtin_text(),
                                               "default.ini (built-in)", &err);
-    /* Overrides are checked together at the end, so their order does not matter. */
+    /* Overrides are checked together at the end, so their order does not matter; the message
+     * names the line or the --set that gave the value at fault. */
     for (int i = 0; rc == SIM_OK && i < n_sets; i++)
         rc = sim_scenario_assign(sc, sets[i], &err);
-    if (rc == SIM_OK && n_sets > 0 && (rc = sim_scenario_validate(sc, &err)) != SIM_OK) {
-        fprintf(stderr, "horizon: command line: %s\n", err.msg);
-        return rc;
-    }
+    if (rc == SIM_OK && n_sets > 0)
+        rc = sim_scenario_validate(sc, &err);
     if (rc != SIM_OK)
         fprintf(stderr, "horizon: %s\n", err.msg);
     return rc;

@@ -94,7 +94,7 @@ int app_resume_load(const char *path, const char *scenario_file, int force, char
         if ((rc = sim_scenario_assign(sc, sets[i], &err)) != SIM_OK)
             fprintf(stderr, "horizon: %s\n", err.msg);
     if (rc == SIM_OK && (rc = sim_scenario_validate(sc, &err)) != SIM_OK)
-        fprintf(stderr, "horizon: command line: %s\n", err.msg);
+        fprintf(stderr, "horizon: %s\n", err.msg);
     char what[256];
     sim_scenario asked = *sc;
     asked.steps = ck->sc.steps;

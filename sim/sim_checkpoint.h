@@ -82,7 +82,11 @@ int sim_checkpoint_write(const sim_checkpoint *ck, const char *path, sim_err *er
  * failure). Every size is checked against the file before anything is allocated. Failures:
  * SIM_EIO (cannot open/read, with the OS reason), SIM_ENOMEM, or SIM_EINVAL with one of
  * "not a Horizon checkpoint", "truncated", "format version N", "big-endian", "corrupt ... (CRC
- * mismatch)", or what is inconsistent, always prefixed by the path. */
+ * mismatch)", or what is inconsistent, always prefixed by the path. A valid CRC does not make
+ * a state possible: agents outside the grid or sharing a cell, a NaN or infinite field value
+ * ("non-finite field value at cell x,y"), and a value below 0 when the scenario's deposit,
+ * initial value and fixed edges are all >= 0 ("field value -1 at cell x,y is below 0, which no
+ * run of this scenario produces") are refused too. */
 int sim_checkpoint_read(const char *path, sim_checkpoint *ck, sim_err *err);
 
 /* The same two operations on a memory image of the file (for tests and fuzzing). encode

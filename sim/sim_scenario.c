@@ -2,6 +2,7 @@
  * One table drives everything, so a new key needs one line here and one in the header. */
 #include "sim_scenario.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
@@ -69,12 +70,30 @@ static const key_def *find_key(const char *section, const char *name)
     return NULL;
 }
 
-static int section_known(const char *section)
+/* The index of the first key of a section (its slot in per-section tables), or -1. */
+static int section_index(const char *section, size_t len)
 {
     for (size_t i = 0; i < NKEYS; i++)
-        if (strcmp(keys[i].section, section) == 0)
-            return 1;
-    return 0;
+        if (strlen(keys[i].section) == len && memcmp(keys[i].section, section, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int section_known(const char *section)
+{
+    return section_index(section, strlen(section)) >= 0;
+}
+
+/* The slot of sc->origin that remembers where key k was set, or -1 for a key that
+ * sim_scenario_validate does not relate to others. */
+static int origin_slot(const key_def *k)
+{
+    switch (k->offset) {
+    case OFF(width): return SIM_ORIGIN_WIDTH;
+    case OFF(height): return SIM_ORIGIN_HEIGHT;
+    case OFF(count): return SIM_ORIGIN_COUNT;
+    default: return -1;
+    }
 }
 
 /* "(allowed 1 .. 65536)" or "(allowed periodic|wall|fixed)". */
@@ -101,8 +120,10 @@ static int bad(const key_def *k, const char *where, const char *value, const cha
 {
     char allowed[160];
     allowed_text(k, allowed, sizeof allowed);
-    return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: %s '%s' %s", where, k->section, k->name, what,
-                       value, allowed);
+    /* a long value would push the allowed range out of the one-line message */
+    int n = strlen(value) > 64 ? 48 : 64;
+    return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: %s '%.*s%s' %s", where, k->section, k->name,
+                       what, n, value, strlen(value) > 64 ? "..." : "", allowed);
 }
 
 static int parse_number(const char *s, int integer, double *out)
@@ -128,25 +149,10 @@ static int parse_number(const char *s, int integer, double *out)
     return 1;
 }
 
-int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
-                         const char *value, const char *where, sim_err *err)
+/* Parses value by k's type and range into sc. */
+static int set_value(sim_scenario *sc, const key_def *k, const char *value, const char *where,
+                     sim_err *err)
 {
-    const key_def *k = find_key(section, key);
-    if (!k) {
-        if (!section_known(section))
-            return sim_err_set(err, SIM_EINVAL,
-                               "%s: [%s]: unknown section (allowed world|field|agents|run|output)",
-                               where, section);
-        char names[256];
-        size_t used = 0;
-        names[0] = '\0';
-        for (size_t i = 0; i < NKEYS && used < sizeof names; i++)
-            if (strcmp(keys[i].section, section) == 0)
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         used ? "|" : "", keys[i].name);
-        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
-                           key, names);
-    }
     char *field = (char *)sc + k->offset;
     switch (k->type) {
     case K_ENUM:
@@ -157,7 +163,11 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
             }
         return bad(k, where, value, "unknown value", err);
     case K_PATH:
-        if (value[0] == '\0' || strlen(value) >= SIM_PATH_MAX)
+        if (strlen(value) >= SIM_PATH_MAX)
+            return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: value too long (at most %d bytes, "
+                               "got %zu)", where, k->section, k->name, SIM_PATH_MAX - 1,
+                               strlen(value));
+        if (value[0] == '\0')
             return bad(k, where, value, "bad path", err);
         memcpy(field, value, strlen(value) + 1);
         return SIM_OK;
@@ -195,6 +205,34 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
     }
 }
 
+int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
+                         const char *value, const char *where, sim_err *err)
+{
+    const key_def *k = find_key(section, key);
+    if (!k) {
+        if (!section_known(section))
+            return sim_err_set(err, SIM_EINVAL,
+                               "%s: [%s]: unknown section (allowed world|field|agents|run|output)",
+                               where, section);
+        char names[256];
+        size_t used = 0;
+        names[0] = '\0';
+        for (size_t i = 0; i < NKEYS && used < sizeof names; i++)
+            if (strcmp(keys[i].section, section) == 0)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? "|" : "", keys[i].name);
+        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
+                           key, names);
+    }
+    int rc = set_value(sc, k, value, where, err);
+    int slot = origin_slot(k);
+    if (rc == SIM_OK && slot >= 0) {
+        snprintf(sc->origin.where[slot], sizeof sc->origin.where[slot], "%s", where);
+        sc->origin.order[slot] = ++sc->origin.next;
+    }
+    return rc;
+}
+
 void sim_scenario_defaults(sim_scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -203,6 +241,7 @@ void sim_scenario_defaults(sim_scenario *sc)
                                       "default", NULL);
         (void)rc; /* the defaults are constants checked by the tests */
     }
+    memset(&sc->origin, 0, sizeof sc->origin); /* a default is nobody's doing */
 }
 
 /* libinih reads line by line through this reader, which counts lines so that the handler can
@@ -212,10 +251,51 @@ typedef struct parse_ctx {
     const char *name;
     const char *text; /* remaining text */
     int line;
-    int failed;    /* line of the first key the handler refused, 0 if none */
+    int failed;    /* first line refused (a bad or duplicate key or section), 0 if none */
     int long_line; /* line that did not fit libinih's buffer, 0 if none */
+    int in_key;    /* a key line since the last section header: libinih's multi-line state */
+    int key_line[NKEYS];     /* line that set each key in this text, 0 if none */
+    int section_line[NKEYS]; /* line of each section's header, by section_index; 0 if none */
     sim_err *err;
 } parse_ctx;
+
+/* libinih does not tell the handler about section headers, so the reader spots them by
+ * libinih's rules, to refuse a section given twice: blanks skipped (and a UTF-8 BOM on line
+ * 1), ';' and '#' start comments, an indented line after a key continues that key's value,
+ * and "[name]" ends at the first ']' unless a ';' after a blank starts a comment first.
+ * Returns 0, or SIM_EINVAL with the message in ctx->err. */
+static int check_section_line(parse_ctx *ctx, const char *line_text, int line)
+{
+    const char *s = line_text;
+    if (line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+        s += 3;
+    const char *start = s;
+    while (*start && isspace((unsigned char)*start))
+        start++;
+    if (*start == '\0' || *start == ';' || *start == '#')
+        return 0;
+    if (ctx->in_key && start > line_text)
+        return 0; /* a continuation line; the handler sees it as a second value of the key */
+    if (*start != '[') {
+        ctx->in_key = 1;
+        return 0;
+    }
+    const char *end = start + 1;
+    while (*end && *end != ']' && !(*end == ';' && isspace((unsigned char)end[-1])))
+        end++;
+    if (*end != ']')
+        return 0; /* libinih reports the syntax error */
+    ctx->in_key = 0;
+    int idx = section_index(start + 1, (size_t)(end - start - 1));
+    if (idx < 0)
+        return 0; /* unknown: refused at its first key, and harmless without one */
+    if (ctx->section_line[idx])
+        return sim_err_set(ctx->err, SIM_EINVAL, "%s:%d: [%s]: duplicate section (first at "
+                           "line %d)", ctx->name, line, keys[idx].section,
+                           ctx->section_line[idx]);
+    ctx->section_line[idx] = line;
+    return 0;
+}
 
 static char *reader(char *buf, int size, void *stream)
 {
@@ -231,6 +311,10 @@ static char *reader(char *buf, int size, void *stream)
             break;
     }
     buf[n] = '\0';
+    if (!ctx->failed && check_section_line(ctx, buf, ctx->line + 1) != SIM_OK) {
+        ctx->failed = ctx->line + 1;
+        return NULL; /* the first error of the text; nothing after it matters */
+    }
     if (n == size - 1 && buf[n - 1] != '\n' && s[n] == '\n') {
         n++; /* the line fits; only its newline did not */
     } else if (n == size - 1 && buf[n - 1] != '\n' && s[n] != '\0') {
@@ -254,26 +338,32 @@ static int handler(void *user, const char *section, const char *name, const char
     /* the reader has counted the newline of the current line already, unless it is the last */
     int line = ctx->line + (ctx->text[0] == '\0' && ctx->text[-1] != '\n' ? 1 : 0);
     snprintf(where, sizeof where, "%s:%d", ctx->name, line);
+    /* A second value (a repeated key, or libinih's continuation of the value on an indented
+     * line) would silently replace the first. --set overrides are another matter: they are
+     * applied to the parsed scenario, not to the text. */
+    const key_def *k = find_key(section, name);
+    if (k && ctx->key_line[k - keys]) {
+        sim_err_set(ctx->err, SIM_EINVAL, "%s: %s.%s: duplicate (first at line %d)", where,
+                    section, name, ctx->key_line[k - keys]);
+        ctx->failed = line;
+        return 0;
+    }
     if (sim_scenario_set_key(ctx->sc, section, name, value, where, ctx->err) != SIM_OK) {
         ctx->failed = line;
         return 0;
     }
+    ctx->key_line[k - keys] = line;
     return 1;
-}
-
-/* sim_scenario_validate with the source of the values in front of its message. */
-static int validate_at(const sim_scenario *sc, const char *where, sim_err *err)
-{
-    sim_err inner;
-    int rc = sim_scenario_validate(sc, &inner);
-    if (rc != SIM_OK)
-        sim_err_set(err, rc, "%s: %s", where, inner.msg);
-    return rc;
 }
 
 int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *name, sim_err *err)
 {
-    parse_ctx ctx = {sc, name, text, 0, 0, 0, err};
+    parse_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.sc = sc;
+    ctx.name = name;
+    ctx.text = text;
+    ctx.err = err;
     int rc = ini_parse_stream(reader, &ctx, handler, &ctx);
     /* Report the first error of the text, whatever its kind; parsing stops at a long line. */
     if (rc > 0 && (!ctx.failed || rc < ctx.failed))
@@ -287,7 +377,7 @@ int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *na
                            INI_MAX_LINE - 1);
     if (rc < 0)
         return sim_err_set(err, SIM_ENOMEM, "%s: out of memory while parsing", name);
-    return validate_at(sc, name, err);
+    return sim_scenario_validate(sc, err); /* its message names the line at fault */
 }
 
 int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
@@ -340,29 +430,33 @@ done:
 int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err)
 {
     int rc = sim_scenario_assign(sc, assignment, err);
-    if (rc != SIM_OK)
-        return rc;
-    char where[SIM_PATH_MAX + 160];
-    snprintf(where, sizeof where, "--set %s", assignment);
-    return validate_at(sc, where, err);
+    return rc != SIM_OK ? rc : sim_scenario_validate(sc, err);
 }
 
 int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err)
 {
-    char buf[SIM_PATH_MAX + 128];
-    char where[SIM_PATH_MAX + 160];
-    snprintf(where, sizeof where, "--set %s", assignment);
-    if (strlen(assignment) >= sizeof buf)
-        return sim_err_set(err, SIM_EINVAL, "--set: argument too long");
-    strcpy(buf, assignment);
-    char *eq = strchr(buf, '=');
-    char *dot = strchr(buf, '.');
+    /* The value (a path of up to SIM_PATH_MAX - 1 bytes) is not copied, and the message names
+     * the argument by its start only: what is wrong with a long value follows anyway. */
+    char where[96];
+    if (strlen(assignment) > 64)
+        snprintf(where, sizeof where, "--set %.48s...", assignment);
+    else
+        snprintf(where, sizeof where, "--set %s", assignment);
+    const char *eq = strchr(assignment, '=');
+    const char *dot = strchr(assignment, '.');
     if (!eq || !dot || dot > eq)
         return sim_err_set(err, SIM_EINVAL, "%s: expected section.key=value (e.g. "
                            "world.width=256)", where);
-    *eq = '\0';
-    *dot = '\0';
-    return sim_scenario_set_key(sc, buf, dot + 1, eq + 1, where, err);
+    char section[64], key[64];
+    size_t ns = (size_t)(dot - assignment), nk = (size_t)(eq - dot - 1);
+    if (ns >= sizeof section || nk >= sizeof key)
+        return sim_err_set(err, SIM_EINVAL, "%s: unknown key (no section or key name is longer "
+                           "than %zu bytes)", where, sizeof key - 1);
+    memcpy(section, assignment, ns);
+    section[ns] = '\0';
+    memcpy(key, dot + 1, nk);
+    key[nk] = '\0';
+    return sim_scenario_set_key(sc, section, key, eq + 1, where, err);
 }
 
 int64_t sim_scenario_agent_count(const sim_scenario *sc)
@@ -375,14 +469,31 @@ int64_t sim_scenario_agent_count(const sim_scenario *sc)
 
 int sim_scenario_validate(const sim_scenario *sc, sim_err *err)
 {
+    const sim_scenario_origins *o = &sc->origin;
     int64_t cells = (int64_t)sc->width * sc->height;
+    /* Of width and height, the one set last made the world too large (or, after a series of
+     * overrides, too small for the agents): that is the line or option to name. */
+    int size_slot = o->order[SIM_ORIGIN_HEIGHT] >= o->order[SIM_ORIGIN_WIDTH]
+                        ? SIM_ORIGIN_HEIGHT
+                        : SIM_ORIGIN_WIDTH;
+    const char *size_key = size_slot == SIM_ORIGIN_HEIGHT ? "world.height" : "world.width";
+    const char *where = o->where[size_slot];
     if (cells > SIM_MAX_CELLS)
-        return sim_err_set(err, SIM_EINVAL, "world: width*height = %lld cells (allowed at most "
-                           "%lld)", (long long)cells, (long long)SIM_MAX_CELLS);
-    if (sc->count > cells)
-        return sim_err_set(err, SIM_EINVAL, "agents.count: %lld agents do not fit in %lld cells "
-                           "(allowed 0 .. %lld, or -1 to use agents.density)",
-                           (long long)sc->count, (long long)cells, (long long)cells);
+        return sim_err_set(err, SIM_EINVAL, "%s%s%s: width*height = %d*%d = %lld cells (allowed "
+                           "at most %lld)", where, *where ? ": " : "", size_key, sc->width,
+                           sc->height, (long long)cells, (long long)SIM_MAX_CELLS);
+    if (sc->count > cells) {
+        /* The count is named; when the world size was set after it (an override that shrank
+         * the world), say where, too. */
+        char later[SIM_PATH_MAX + 64] = "";
+        if (o->where[size_slot][0] && o->order[size_slot] > o->order[SIM_ORIGIN_COUNT])
+            snprintf(later, sizeof later, "; %s from %s", size_key, o->where[size_slot]);
+        where = o->where[SIM_ORIGIN_COUNT];
+        return sim_err_set(err, SIM_EINVAL, "%s%sagents.count: %lld is more than the %lld cells "
+                           "of the %dx%d world (allowed 0 .. %lld, or -1 to use "
+                           "agents.density%s)", where, *where ? ": " : "", (long long)sc->count,
+                           (long long)cells, sc->width, sc->height, (long long)cells, later);
+    }
     return SIM_OK;
 }
 

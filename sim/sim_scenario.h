@@ -32,6 +32,18 @@ typedef enum sim_colormap {
 #define SIM_MAX_RADIUS 64           /* horizon radius in cells; keeps exact sums inside int64 */
 #define SIM_PATH_MAX 1024
 
+/* The keys whose values sim_scenario_validate checks against each other. */
+enum { SIM_ORIGIN_WIDTH, SIM_ORIGIN_HEIGHT, SIM_ORIGIN_COUNT, SIM_ORIGIN_KEYS };
+
+/* Where those keys got their values, so that a relation error names the line or option to
+ * change rather than the whole scenario. */
+typedef struct sim_scenario_origins {
+    char where[SIM_ORIGIN_KEYS][SIM_PATH_MAX + 32]; /* "big.ini:5", "--set agents.count=9"; ""
+                                                       for a default */
+    uint32_t order[SIM_ORIGIN_KEYS]; /* a larger one was set later */
+    uint32_t next;
+} sim_scenario_origins;
+
 /* A plain bundle of parameters (public, copied by value). Units: cells, steps, field units. */
 typedef struct sim_scenario {
     /* [world] */
@@ -62,6 +74,9 @@ typedef struct sim_scenario {
     float range_max;          /* colormap maps [0, range_max]; 0: the frame's own maximum */
     int64_t stats_every;      /* 0: no stats rows */
     int64_t dump_fields_every; /* 0: no .npy dumps */
+    /* Not part of the scenario's value: never written, and to be left out of comparisons
+     * (compare sim_scenario_write_ini texts, or clear it). */
+    sim_scenario_origins origin;
 } sim_scenario;
 
 /* Fills sc with the built-in defaults of every key (the values documented in the README). */
@@ -72,13 +87,16 @@ const char *sim_scenario_builtin_text(void);
 
 /* Parses INI text on top of the current contents of sc. `name` is used in messages.
  * On failure returns SIM_EINVAL with "name:line: section.key: what is wrong (allowed ...)"
- * in err; sc may then be partly updated and must be discarded. */
+ * in err; sc may then be partly updated and must be discarded. A key or a section given twice
+ * in the text is refused ("name:7: agents.noise: duplicate (first at line 4)", "name:9:
+ * [agents]: duplicate section (first at line 3)"): the last one would silently win. */
 int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *name, sim_err *err);
 
 /* Reads and parses a file (see parse_string); SIM_EIO if it cannot be read. */
 int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err);
 
-/* Applies one "section.key=value" override. SIM_EINVAL with "--set ARG: what" on failure. */
+/* Applies one "section.key=value" override. SIM_EINVAL with "--set ARG: what" on failure (a
+ * long ARG, a path, shortened to its start and "..."). */
 int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err);
 
 /* Like sim_scenario_set without the check of relations between keys, so that a series of
@@ -86,11 +104,15 @@ int sim_scenario_set(sim_scenario *sc, const char *assignment, sim_err *err);
 int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err);
 
 /* Sets one key by section and name (the common path of files and --set); `where` prefixes the
- * message ("file:12" or "--set"). */
+ * message ("file:12" or "--set ARG", or the option a value came from) and, for the keys that
+ * sim_scenario_validate relates, is kept in sc->origin. */
 int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
                          const char *value, const char *where, sim_err *err);
 
-/* Checks the relations between keys (counts against cells, etc.). */
+/* Checks the relations between keys: width*height against SIM_MAX_CELLS, agents.count against
+ * the cells. The message starts with where the key to change got its value (sc->origin: the
+ * later-set of width and height; agents.count), e.g. "big.ini:5: agents.count: 300000 is more
+ * than the 262144 cells of the 512x512 world (...)"; no prefix for a value nobody set. */
 int sim_scenario_validate(const sim_scenario *sc, sim_err *err);
 
 /* Number of agents the scenario asks for (count, or density * cells rounded down). */

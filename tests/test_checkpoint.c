@@ -1,7 +1,7 @@
 /* test_checkpoint.c - sim_checkpoint: a resumed simulation matches an uninterrupted one bit for
  * bit; files survive the round trip and keep the previous one as .prev; and every damaged or
  * hostile file (each single-byte change, each truncation, wrong version, wrong byte order,
- * absurd sizes, bad agents) is refused with a message saying which, without large
+ * absurd sizes, bad agents, field values no run produces) is refused with a message saying which, without large
  * allocations or leaks; a failed write leaves the last good checkpoint in place. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -43,11 +44,10 @@ static void run_steps(sim *s, int n)
         assert_int_equal(sim_step(s, 1, &st), SIM_OK);
 }
 
-/* An encoded checkpoint of the small scenario after `steps` steps. */
-static uint8_t *make_image(int w, int h, int steps, size_t *len)
+/* An encoded checkpoint of scenario sc after `steps` steps. */
+static uint8_t *make_image_of(const sim_scenario *scenario, int steps, size_t *len)
 {
-    sim_scenario sc;
-    small_scenario(&sc, w, h);
+    sim_scenario sc = *scenario;
     sim_err err;
     sim *s;
     assert_int_equal(sim_create(&sc, sim_cpu_backend(), 2, &s, &err), SIM_OK);
@@ -61,6 +61,26 @@ static uint8_t *make_image(int w, int h, int steps, size_t *len)
     sim_checkpoint_release(&ck);
     sim_destroy(s);
     return buf;
+}
+
+/* An encoded checkpoint of the small scenario after `steps` steps. */
+static uint8_t *make_image(int w, int h, int steps, size_t *len)
+{
+    sim_scenario sc;
+    small_scenario(&sc, w, h);
+    return make_image_of(&sc, steps, len);
+}
+
+/* The scenario as INI text (malloc'ed): its value, without where its values came from. */
+static char *ini_of(const sim_scenario *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    sim_scenario_write_ini(sc, m);
+    fclose(m);
+    return text;
 }
 
 /* Decoding must fail with a message containing `want` (one of several, '|'-separated), and
@@ -108,7 +128,10 @@ static void test_resume_is_bit_identical(void **state)
     assert_memory_equal(back.agents, ck.agents, sizeof(uint32_t) * (size_t)ck.n_agents);
     sim_scenario expect = sc;
     strcpy(expect.dir, "."); /* the output directory is not part of a checkpoint */
-    assert_memory_equal(&back.sc, &expect, sizeof expect);
+    char *want = ini_of(&expect), *got = ini_of(&back.sc);
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
 
     /* The oracle: the resumed simulation (on 1 thread) and the original (on 2) step on
      * identically, checksum by checksum. */
@@ -444,6 +467,140 @@ static void test_inconsistent_state(void **state)
     sim_free(buf);
 }
 
+/* Offset of cell (x, y) of the field in an image of a w-cell-wide world. */
+static size_t cell_at(const uint8_t *buf, int w, int x, int y)
+{
+    return section_at(buf, 2) + 12 + 4 * ((size_t)y * (size_t)w + (size_t)x);
+}
+
+/* A copy of the image with cell (x, y) set to v and the CRCs recomputed: a state that every
+ * CRC check passes. */
+static uint8_t *with_cell(const uint8_t *buf, size_t len, int w, int x, int y, float v)
+{
+    uint8_t *out = malloc(len);
+    assert_non_null(out);
+    memcpy(out, buf, len);
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    ckpt_fixup_put(out + cell_at(out, w, x, y), bits, 4);
+    ckpt_fixup(out, len, 0);
+    return out;
+}
+
+static void expect_decodes(const uint8_t *buf, size_t len)
+{
+    sim_checkpoint ck;
+    sim_err err = {{0}};
+    if (sim_checkpoint_decode(buf, len, "t.hzc", &ck, &err) != SIM_OK)
+        fail_msg("refused a checkpoint a run can write: %s", err.msg);
+    sim_checkpoint_release(&ck);
+}
+
+/* The lowest field value in an image of a w x h world. */
+static float field_min(const uint8_t *buf, int w, int h)
+{
+    float lo = INFINITY;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            float v;
+            uint32_t bits = (uint32_t)ckpt_fixup_get(buf + cell_at(buf, w, x, y), 4);
+            memcpy(&v, &bits, 4);
+            lo = v < lo ? v : lo;
+        }
+    return lo;
+}
+
+/* NaN and infinite field values, and negative ones where the scenario has no negative source,
+ * behind valid CRCs: refused, naming the cell, instead of a resumed run writing nan into
+ * stats.csv. */
+static void test_impossible_field_values(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *good = make_image(12, 10, 3, &len), *bad;
+    static const struct {
+        int x, y;
+        float v;
+        const char *want;
+    } cases[] = {
+        {5, 3, NAN, "t.hzc: corrupt checkpoint: non-finite field value at cell 5,3 (nan)"},
+        {11, 9, INFINITY, "t.hzc: corrupt checkpoint: non-finite field value at cell 11,9 (inf)"},
+        {0, 0, -INFINITY, "non-finite field value at cell 0,0 (-inf)"},
+        {5, 3, -1.0f, "t.hzc: corrupt checkpoint: field value -1 at cell 5,3 is below 0, which "
+                      "no run of this scenario produces"},
+        {7, 0, -1e-45f, "field value -1.4013e-45 at cell 7,0 is below 0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bad = with_cell(good, len, 12, cases[i].x, cases[i].y, cases[i].v);
+        expect_refused(bad, len, cases[i].want);
+        free(bad);
+    }
+    /* -0 is not below 0, and there is no ceiling to invent */
+    bad = with_cell(good, len, 12, 1, 1, -0.0f);
+    expect_decodes(bad, len);
+    free(bad);
+    bad = with_cell(good, len, 12, 1, 1, 3e38f);
+    expect_decodes(bad, len);
+    free(bad);
+    sim_free(good);
+
+    /* A negative deposit, initial value or fixed edge makes negative values real (and no
+     * floor exact: see field_floor in sim_checkpoint.c); only non-finite ones are refused. */
+    for (int source = 0; source < 3; source++) {
+        sim_scenario sc;
+        small_scenario(&sc, 12, 10);
+        if (source == 0) {
+            sc.deposit = -5.0f;
+        } else if (source == 1) {
+            sc.initial = -2.0f;
+        } else {
+            sc.boundary = SIM_BOUNDARY_FIXED;
+            sc.fixed_left = -3.0f;
+        }
+        good = make_image_of(&sc, 4, &len);
+        assert_true(field_min(good, 12, 10) < 0.0f);
+        expect_decodes(good, len);
+        bad = with_cell(good, len, 12, 2, 3, -1e6f);
+        expect_decodes(bad, len);
+        free(bad);
+        bad = with_cell(good, len, 12, 2, 3, NAN);
+        expect_refused(bad, len, "non-finite field value at cell 2,3");
+        free(bad);
+        sim_free(good);
+    }
+}
+
+/* The floor holds for real runs: scenarios whose sources are all >= 0 (zeros and -0 among
+ * them), on every boundary, with tiny and full diffusion, with and without decay, never write
+ * a checkpoint that the check refuses. */
+static void test_field_floor_holds_for_runs(void **state)
+{
+    (void)state;
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 24; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        sim_scenario sc;
+        small_scenario(&sc, 12, 10);
+        sc.boundary = (int)(r >> 33) % 3;
+        sc.diffusion = i % 4 == 0   ? 1e-6f
+                       : i % 4 == 1 ? 1.0f
+                                    : (float)((r >> 40) % 1000 + 1) / 1000.0f;
+        sc.decay = (i % 3 == 0) ? 0.0f : 0.2f;
+        sc.sweeps = 1 + (int)((r >> 20) % 5);
+        sc.initial = (i % 5 == 0) ? -0.0f : 0.0f;
+        sc.init_noise = (i % 2) ? 0.0f : 3.0f;
+        sc.deposit = (i % 7 == 0) ? 0.0f : 1.5f;
+        sc.fixed_top = 0.0f;
+        sc.fixed_bottom = 4.0f;
+        sc.fixed_left = -0.0f;
+        sc.fixed_right = 1e-30f;
+        size_t len;
+        uint8_t *img = make_image_of(&sc, 20, &len);
+        expect_decodes(img, len);
+        sim_free(img);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +612,8 @@ int main(void)
         cmocka_unit_test(test_version_and_byte_order),
         cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_inconsistent_state),
+        cmocka_unit_test(test_impossible_field_values),
+        cmocka_unit_test(test_field_floor_holds_for_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,27 @@
 
 #define SCEN_DIR HZ_SOURCE_DIR "/assets/scenarios"
 
+/* The scenario as INI text (malloc'ed): what it means, without where its values came from. */
+static char *ini_of(const sim_scenario *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    sim_scenario_write_ini(sc, m);
+    fclose(m);
+    return text;
+}
+
+/* Equal values, every float and double written exactly (the round trip below checks that). */
+static void assert_same_scenario(const sim_scenario *a, const sim_scenario *b)
+{
+    char *ta = ini_of(a), *tb = ini_of(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+}
+
 /* The README's scenario table, read here: every key it lists, set to its documented default on
  * top of the built-in defaults, changes nothing; and every key of the scenario is listed. */
 static void test_defaults_match_readme(void **state)
@@ -86,7 +107,7 @@ static void test_defaults_match_readme(void **state)
         }
     }
     free(readme);
-    assert_memory_equal(&def, &doc, sizeof def);
+    assert_same_scenario(&def, &doc);
 
     /* Every key that write_ini knows appears in the table. */
     char *text = NULL;
@@ -130,8 +151,8 @@ static void test_defaults_equal_default_ini(void **state)
     if (sim_scenario_parse_string(&builtin, sim_scenario_builtin_text(), "builtin", &err) !=
         SIM_OK)
         fail_msg("%s", err.msg);
-    assert_memory_equal(&def, &file, sizeof def);
-    assert_memory_equal(&def, &builtin, sizeof def);
+    assert_same_scenario(&def, &file);
+    assert_same_scenario(&def, &builtin);
 
     size_t len;
     char *text = hz_read_file(SCEN_DIR "/default.ini", &len);
@@ -184,22 +205,21 @@ static void test_shipped_scenarios_parse(void **state)
     assert_int_equal(sc.radius, 8);
 }
 
-/* write_ini then parse gives back the same bytes, for defaults and for awkward values. */
+/* write_ini then parse gives back the same values, for defaults and for awkward values.
+ * Compared as text again: the text is exact (%.9g floats, %.17g doubles), and a scenario's
+ * bytes also hold where its values came from, which is not part of its value. */
 static void round_trip(const sim_scenario *in)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    assert_non_null(m);
-    sim_scenario_write_ini(in, m);
-    fclose(m);
+    char *text = ini_of(in);
     sim_scenario out;
     sim_err err = {{0}};
     sim_scenario_defaults(&out);
     if (sim_scenario_parse_string(&out, text, "roundtrip.ini", &err) != SIM_OK)
         fail_msg("%s\n%s", err.msg, text);
-    if (memcmp(in, &out, sizeof out) != 0)
-        fail_msg("round trip changed the scenario:\n%s", text);
+    char *back = ini_of(&out);
+    if (strcmp(text, back) != 0)
+        fail_msg("round trip changed the scenario:\n%s---\n%s", text, back);
+    free(back);
     free(text);
 }
 
@@ -493,6 +513,165 @@ static void test_cross_key_errors(void **state)
     assert_int_equal(sim_scenario_agent_count(&sc), (int64_t)floor(sc.density * 1073741824.0));
 }
 
+/* A key or a section given twice in one file is an error that names both lines, instead of
+ * the last value silently winning; a --set over a key of the file is an override, not a
+ * duplicate. */
+static void test_duplicate_key_or_section(void **state)
+{
+    (void)state;
+    expect_error("[world]\nwidth = 64\n\n[agents]\nnoise = 0.1\nradius = 3\nnoise = 0.2\n",
+                 SIM_EINVAL, "t.ini:7: agents.noise: duplicate (first at line 5)", NULL, NULL);
+    /* the same key spelt with other blanks, after comments */
+    expect_error("[world]\nwidth=64\n; c\n# c\n  width   =   64  \n", SIM_EINVAL,
+                 "t.ini:5: world.width: duplicate (first at line 2)", NULL, NULL);
+    /* a section given again later, with or without keys in between */
+    expect_error("[agents]\nnoise = 0.1\n[world]\nwidth = 64\n[agents]\ndensity = 0.2\n",
+                 SIM_EINVAL, "t.ini:5: [agents]: duplicate section (first at line 1)", NULL, NULL);
+    expect_error("[world]\n[world]\nwidth = 64\n", SIM_EINVAL,
+                 "t.ini:2: [world]: duplicate section (first at line 1)", NULL, NULL);
+    /* indented headers, a comment after one, CRLF line ends and a UTF-8 BOM */
+    expect_error("  [run]\nsteps = 3\n[output]\n\t[run] ; again\n", SIM_EINVAL,
+                 "t.ini:4: [run]: duplicate section (first at line 1)", NULL, NULL);
+    expect_error("\xEF\xBB\xBF[run]\r\nsteps = 3\r\n[output]\r\n[run]\r\n", SIM_EINVAL,
+                 "t.ini:4: [run]: duplicate section (first at line 1)", NULL, NULL);
+    /* libinih continues a value on an indented line: a second value for the key, refused
+     * as such (an indented "[output]" there is part of the value, not a header) */
+    expect_error("[output]\ndir = a\n  b\n", SIM_EINVAL,
+                 "t.ini:3: output.dir: duplicate (first at line 2)", NULL, NULL);
+    expect_error("[output]\ndir = a\n  [output]\n", SIM_EINVAL,
+                 "t.ini:3: output.dir: duplicate (first at line 2)", NULL, NULL);
+    /* the first error of the text is the one reported */
+    expect_error("[world]\nwidth 8\n[world]\n", SIM_EINVAL, "t.ini:2: syntax error", NULL, NULL);
+    expect_error("[world]\nwidth = 0\nwidth = 8\n", SIM_EINVAL, "t.ini:2: world.width: out of "
+                 "range", NULL, NULL);
+    expect_error("[world]\nwidth = 8\nwidth = 0\n[world]\n", SIM_EINVAL,
+                 "t.ini:3: world.width: duplicate (first at line 2)", NULL, NULL);
+
+    /* Not duplicates: the same key name in two sections, an unknown section's header given
+     * twice without keys, and an override of the file by --set. */
+    sim_scenario sc;
+    sim_err err = {{0}};
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_parse_string(&sc, "[agents]\nnoise = 0.25\n[world]\nwidth = 64"
+                                               "\n[output]\nframes_every = 3\n[run]\nsteps = 3"
+                                               "\n", "t.ini", &err),
+                     SIM_OK);
+    assert_int_equal(sim_scenario_set(&sc, "agents.noise=0.5", &err), SIM_OK);
+    assert_true(sc.noise == 0.5);
+    assert_int_equal(sim_scenario_set(&sc, "agents.noise=0.75", &err), SIM_OK);
+    assert_true(sc.noise == 0.75);
+    /* a text parsed on top of a scenario that an earlier text set (as a checkpoint does) */
+    assert_int_equal(sim_scenario_parse_string(&sc, "[agents]\nnoise = 0.125\n", "u.ini", &err),
+                     SIM_OK);
+    assert_true(sc.noise == 0.125);
+}
+
+/* The relation errors name where the value at fault came from: the file's line, or the --set,
+ * never "the command line" for a value that a file set. */
+static void test_relation_errors_name_the_origin(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_err err = {{0}};
+    expect_error("[world]\nwidth = 512\nheight = 512\n[agents]\ncount = 300000\n", SIM_EINVAL,
+                 "t.ini:5: agents.count: 300000 is more than the 262144 cells of the 512x512 "
+                 "world (allowed 0 .. 262144, or -1 to use agents.density)", NULL, NULL);
+    expect_error("[world]\nwidth = 65536\nheight = 65536\n", SIM_EINVAL,
+                 "t.ini:3: world.height: width*height = 65536*65536 = 4294967296 cells (allowed "
+                 "at most 1073741824)", NULL, NULL);
+    expect_error("[world]\nheight = 65536\nwidth = 65536\n", SIM_EINVAL,
+                 "t.ini:3: world.width: width*height", NULL, NULL);
+
+    /* From --set: the override is named, whichever order the overrides come in. */
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_set(&sc, "agents.count=300000", &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "--set agents.count=300000: agents.count: 300000 is more than "
+                                "the 262144 cells of the 512x512 world");
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_parse_string(&sc, "[world]\nwidth = 16384\nheight = 65536\n",
+                                               "f.ini", &err),
+                     SIM_OK);
+    assert_int_equal(sim_scenario_assign(&sc, "world.width=65536", &err), SIM_OK);
+    assert_int_equal(sim_scenario_validate(&sc, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "--set world.width=65536: world.width: width*height = "
+                                "65536*65536");
+
+    /* A count from the file, still the one named after unrelated overrides ... */
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_parse_string(&sc, "[world]\nwidth = 1024\nheight = 1024\n"
+                                               "[agents]\n\ncount = 300000\n", "big.ini", &err),
+                     SIM_OK);
+    assert_int_equal(sim_scenario_assign(&sc, "agents.noise=0.5", &err), SIM_OK);
+    assert_int_equal(sim_scenario_assign(&sc, "world.height=256", &err), SIM_OK);
+    assert_int_equal(sim_scenario_validate(&sc, &err), SIM_EINVAL);
+    /* ... with the override that shrank the world named as well */
+    hz_assert_contains(err.msg, "big.ini:6: agents.count: 300000 is more than the 262144 cells "
+                                "of the 1024x256 world");
+    hz_assert_contains(err.msg, "world.height from --set world.height=256)");
+    /* a count from --set over the file's, checked against the file's world */
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_parse_string(&sc, "[world]\nwidth = 10\nheight = 10\n"
+                                               "[agents]\ncount = 100\n", "big.ini", &err),
+                     SIM_OK);
+    assert_int_equal(sim_scenario_assign(&sc, "agents.count=101", &err), SIM_OK);
+    assert_int_equal(sim_scenario_validate(&sc, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "--set agents.count=101: agents.count: 101 is more than the 100 "
+                                "cells of the 10x10 world (allowed 0 .. 100, or -1 to use "
+                                "agents.density)");
+
+    /* A scenario filled in by code names no origin at all. */
+    sim_scenario_defaults(&sc);
+    sc.count = 262145;
+    assert_int_equal(sim_scenario_validate(&sc, &err), SIM_EINVAL);
+    assert_true(strncmp(err.msg, "agents.count: 262145 is more than", 33) == 0);
+}
+
+/* An over-long value names its key and its limit, not "--set: argument too long". */
+static void test_set_long_value(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_err err = {{0}};
+    char set[2100];
+    int n = snprintf(set, sizeof set, "output.dir=");
+    static const int lengths[] = {1023, 1100, 2000};
+    for (int i = 0; i < 3; i++) {
+        int len = lengths[i];
+        memset(set + n, 'p', (size_t)len);
+        set[n + len] = '\0';
+        sim_scenario_defaults(&sc);
+        err.msg[0] = '\0';
+        if (len == 1023) {
+            assert_int_equal(sim_scenario_set(&sc, set, &err), SIM_OK);
+            assert_int_equal(strlen(sc.dir), 1023);
+            continue;
+        }
+        assert_int_equal(sim_scenario_set(&sc, set, &err), SIM_EINVAL);
+        hz_assert_contains(err.msg, "--set output.dir=pppp");
+        char want[96];
+        snprintf(want, sizeof want, "...: output.dir: value too long (at most 1023 bytes, got "
+                 "%d)", len);
+        hz_assert_contains(err.msg, want);
+        assert_true(strlen(err.msg) < 200);
+    }
+    /* A long value of another key: quoted by its start, the allowed range still shown. */
+    memset(set, '7', 1000);
+    memcpy(set, "run.steps=", 10);
+    set[1000] = '\0';
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_set(&sc, set, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "--set run.steps=777");
+    hz_assert_contains(err.msg, "run.steps: not an integer '777");
+    hz_assert_contains(err.msg, "...' (allowed 0 .. 1e+15, an integer)");
+    /* and a long key name */
+    memset(set, 'k', 1000);
+    memcpy(set, "world.", 6);
+    strcpy(set + 990, "=1");
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_set(&sc, set, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "unknown key");
+}
+
 static void test_set(void **state)
 {
     (void)state;
@@ -600,6 +779,9 @@ int main(void)
         cmocka_unit_test(test_error_syntax_and_line_numbers),
         cmocka_unit_test(test_long_path_value),
         cmocka_unit_test(test_cross_key_errors),
+        cmocka_unit_test(test_duplicate_key_or_section),
+        cmocka_unit_test(test_relation_errors_name_the_origin),
+        cmocka_unit_test(test_set_long_value),
         cmocka_unit_test(test_set),
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_names),
