@@ -86,8 +86,12 @@ run_san() {
     [ "$SAN" = memcheck ] && tools=memcheck
     : >"$OUT/san.log"
     for tool in $tools; do
-        for t in test_gpu_horizon test_gpu_step; do
-            HZ_GPU_QUICK=1 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        for t in test_gpu_horizon test_gpu_step test_gpu_alloc; do
+            # memcheck also looks for device memory never freed in the allocation test, which
+            # frees everything and resets the device before it exits
+            local leak=""
+            [ "$tool" = memcheck ] && [ "$t" = test_gpu_alloc ] && leak="--leak-check full"
+            HZ_GPU_QUICK=1 timeout 240 compute-sanitizer --tool "$tool" $leak --error-exitcode 1 \
                 /tmp/b/tests/$t >>"$OUT/san.log" 2>&1
             rc=$?
             note "compute-sanitizer --tool $tool $t (quick): rc=$rc"

@@ -4,27 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_alloc.h"
 #include "gpu_check.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
 
 extern "C" {
+#include "sim_alloc.h"
 #include "sim_rules.h"
 }
 
 int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err)
 {
-    *p = NULL;
-    if (bytes == 0)
-        bytes = 1;
-    cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        return gpu_fail_devmem(err, bytes, what);
-    }
-    if (e != cudaSuccess)
-        return gpu_fail(err, e, __FILE__, __LINE__, what);
-    st->bytes += bytes;
+    GPU_TRY(gpu_alloc_device(p, bytes, what, err));
+    st->bytes += bytes ? bytes : 1;
     return SIM_OK;
 }
 
@@ -35,20 +28,21 @@ static void gpu_destroy(void *p)
         return;
     gpu_step_forget(st);
     gpu_step_free(st);
-    cudaFree(st->d_buf[0]);
-    cudaFree(st->d_buf[1]);
-    cudaFree(st->d_claim);
-    cudaFree(st->d_cells);
-    cudaFree(st->d_target);
-    cudaFree(st->d_key);
-    cudaFree(st->d_colsum);
-    cudaFree(st->d_ctl);
-    cudaFree(st->d_rgba);
-    cudaFreeHost(st->h_pin);
-    cudaFreeHost(st->h_colsum);
+    /* Also the path out of a create that failed half way: every pointer is NULL or allocated. */
+    gpu_alloc_free(st->d_buf[0]);
+    gpu_alloc_free(st->d_buf[1]);
+    gpu_alloc_free(st->d_claim);
+    gpu_alloc_free(st->d_cells);
+    gpu_alloc_free(st->d_target);
+    gpu_alloc_free(st->d_key);
+    gpu_alloc_free(st->d_colsum);
+    gpu_alloc_free(st->d_ctl);
+    gpu_alloc_free(st->d_rgba);
+    gpu_alloc_free_pinned(st->h_pin);
+    gpu_alloc_free_pinned(st->h_colsum);
     if (st->stream)
         cudaStreamDestroy(st->stream);
-    free(st);
+    sim_free(st);
 }
 
 /* Derives the horizon plan from the tuning (mode, mapping) and drops captured graphs. */
@@ -91,8 +85,9 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     GPU_TRY(gpu_alloc(st, (void **)&st->d_key, (n ? n : 1) * sizeof(unsigned long long),
                       "agents", err));
     GPU_TRY(gpu_step_alloc(st, err));
-    GPU_CHECK(err, cudaMallocHost(&st->h_pin, sizeof(gpu_pinned)));
-    GPU_CHECK(err, cudaMallocHost(&st->h_colsum, (size_t)st->w * sizeof(double)));
+    GPU_TRY(gpu_alloc_pinned((void **)&st->h_pin, sizeof(gpu_pinned), "control readback", err));
+    GPU_TRY(gpu_alloc_pinned((void **)&st->h_colsum, (size_t)st->w * sizeof(double),
+                             "column sums readback", err));
     memset(st->h_pin, 0, sizeof *st->h_pin);
 
     GPU_CHECK(err, cudaMemcpyAsync(st->d_buf[0], field, cells * sizeof(float),
@@ -121,7 +116,8 @@ static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t
     char why[256];
     if (gpu_probe(why, sizeof why) <= 0)
         return sim_err_set(err, SIM_ENODEV, "cuda backend: %s", why);
-    gpu_state *st = (gpu_state *)calloc(1, sizeof *st);
+    /* Host memory through sim_alloc, so that its failure sweeps reach the backend too. */
+    gpu_state *st = (gpu_state *)sim_calloc(1, sizeof *st);
     if (!st)
         return sim_err_set(err, SIM_ENOMEM, "cuda backend: out of host memory");
     st->sc = *sc;
@@ -221,8 +217,8 @@ static int gpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums,
     size_t before = st->bytes;
     int rc = horizon_inner(st, cells, n, sums, &d_q, &d_s, &bins, err);
     gpu_bins_free(&bins);
-    cudaFree(d_q);
-    cudaFree(d_s);
+    gpu_alloc_free(d_q);
+    gpu_alloc_free(d_s);
     st->bytes = before;
     return rc;
 }

@@ -1,6 +1,7 @@
 /* gpu_backend.h - the CUDA backend's plain C API: the backend table that sim.h drives, device
- * probing and reporting for `horizon info`, the GPU sections of `horizon bench`, and a tuning
- * hook for tests and the bench. Nothing here needs CUDA headers; the .cu files implement it. */
+ * probing and reporting for `horizon info`, the GPU sections of `horizon bench`, a tuning hook
+ * for tests and the bench, and the allocation-failure test hooks. Nothing here needs CUDA
+ * headers; the .cu files implement it. */
 #ifndef GPU_BACKEND_H
 #define GPU_BACKEND_H
 
@@ -59,6 +60,21 @@ int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err);
 
 /* The horizon mode the instance uses now (GPU_HMODE_DENSE or GPU_HMODE_SPARSE). */
 int gpu_horizon_mode(void *backend);
+
+/* Test hooks of the device allocation door (gpu_alloc.h), mirroring sim_alloc.h's. Every device
+ * allocation (cudaMalloc) and pinned host allocation (cudaMallocHost) that gpu/ makes, in the
+ * backend and the bench alike, counts as one attempt.
+ * gpu_alloc_fail_at(n): attempt number n (1-based, counted from this call) and only that one
+ * fails as if out of memory (SIM_EDEVMEM, or SIM_ENOMEM for pinned host memory); n = 0 switches
+ * failures off. The environment variable HORIZON_GPU_FAIL_ALLOC=N calls gpu_alloc_fail_at(N)
+ * once, at the process's first allocation through the door, so that the binary can be tested
+ * (`HORIZON_GPU_FAIL_ALLOC=3 horizon run --backend cuda` exits 3); it overrides a switch set
+ * before that first allocation. */
+void gpu_alloc_fail_at(long n);
+/* Attempts since the last gpu_alloc_fail_at call (failed ones included). */
+long gpu_alloc_attempts(void);
+/* Blocks (device and pinned) allocated through the door and not yet freed, over the process. */
+long gpu_alloc_live(void);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_alloc.h"
 #include "gpu_backend.h"
 #include "gpu_bench.h"
 #include "gpu_jacobi.h"
@@ -54,23 +55,23 @@ static int bench_copy(gpu_bench_ctx *c, sim_err *err)
 {
     size_t bytes = c->quick ? ((size_t)256 << 20) : ((size_t)2 << 30);
     void *a = NULL, *b = NULL;
-    cudaError_t e = cudaMalloc(&a, bytes);
-    if (e == cudaSuccess)
-        e = cudaMalloc(&b, bytes);
-    if (e != cudaSuccess) {
-        cudaFree(a);
-        cudaFree(b);
-        return gpu_fail(err, e, __FILE__, __LINE__, "bench copy buffers");
+    int rc = gpu_alloc_device(&a, bytes, "bench copy buffers", err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device(&b, bytes, "bench copy buffers", err);
+    if (rc != SIM_OK) {
+        gpu_alloc_free(a);
+        gpu_alloc_free(b);
+        return rc;
     }
     double ms = 0.0;
-    int rc = cudaMemsetAsync(a, 1, bytes, c->s) == cudaSuccess ? SIM_OK : SIM_EDEVICE;
+    rc = cudaMemsetAsync(a, 1, bytes, c->s) == cudaSuccess ? SIM_OK : SIM_EDEVICE;
     if (rc == SIM_OK)
         rc = gpu_bench_time(c, c->quick ? 5 : 20, [&]() -> int {
             GPU_CHECK(err, cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, c->s));
             return SIM_OK;
         }, &ms, err);
-    cudaFree(a);
-    cudaFree(b);
+    gpu_alloc_free(a);
+    gpu_alloc_free(b);
     GPU_TRY(rc);
     c->copy_gbs = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
     fprintf(c->table, "\ngpu copy: %.0f MiB device to device, %.3f ms: %.0f GB/s (read + write)\n",
@@ -126,17 +127,14 @@ static int jacobi_size(gpu_bench_ctx *c, int side, int first, double *rate1, dou
     const size_t cells = (size_t)side * side, bytes = cells * sizeof(float);
     jac_bufs jb;
     memset(&jb, 0, sizeof jb);
-    int rc = SIM_OK;
-    cudaError_t e = cudaMalloc(&jb.src, bytes);
-    if (e == cudaSuccess)
-        e = cudaMalloc(&jb.a, bytes);
-    if (e == cudaSuccess)
-        e = cudaMalloc(&jb.b, bytes);
+    int rc = gpu_alloc_device((void **)&jb.src, bytes, "bench Jacobi buffers", err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device((void **)&jb.a, bytes, "bench Jacobi buffers", err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device((void **)&jb.b, bytes, "bench Jacobi buffers", err);
     jb.h_ref = (float *)malloc(bytes);
     jb.h_out = (float *)malloc(bytes);
-    if (e != cudaSuccess)
-        rc = gpu_fail(err, e, __FILE__, __LINE__, "bench Jacobi buffers");
-    else if (!jb.h_ref || !jb.h_out)
+    if (rc == SIM_OK && (!jb.h_ref || !jb.h_out))
         rc = sim_err_set(err, SIM_ENOMEM, "bench: out of host memory");
     if (rc == SIM_OK) {
         bench_noise_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, c->s>>>(jb.src, cells, 7);
@@ -201,9 +199,9 @@ static int jacobi_size(gpu_bench_ctx *c, int side, int first, double *rate1, dou
     }
     free(jb.h_ref);
     free(jb.h_out);
-    cudaFree(jb.src);
-    cudaFree(jb.a);
-    cudaFree(jb.b);
+    gpu_alloc_free(jb.src);
+    gpu_alloc_free(jb.a);
+    gpu_alloc_free(jb.b);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu_alloc.h"
 #include "gpu_backend.h"
 #include "gpu_bench.h"
 #include "gpu_horizon.h"
@@ -117,12 +118,12 @@ typedef struct hz_bench {
 
 static void hz_bench_free(hz_bench *b)
 {
-    cudaFree(b->d_field);
-    cudaFree(b->d_cells);
+    gpu_alloc_free(b->d_field);
+    gpu_alloc_free(b->d_cells);
     for (int i = 0; i < 3; i++)
-        cudaFree(b->d_sums[i]);
-    cudaFree(b->d_count);
-    cudaFree(b->d_queue);
+        gpu_alloc_free(b->d_sums[i]);
+    gpu_alloc_free(b->d_count);
+    gpu_alloc_free(b->d_queue);
     gpu_bins_free(&b->bins);
 }
 
@@ -134,19 +135,24 @@ static int hz_bench_setup(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
         free(h_cells);
         return sim_err_set(err, SIM_ENOMEM, "bench: out of host memory");
     }
-    int rc = SIM_OK;
-    cudaError_t e = cudaMalloc(&b->d_field, (size_t)b->cells * sizeof(float));
-    if (e == cudaSuccess)
-        e = cudaMalloc(&b->d_cells, (size_t)b->n * sizeof(uint32_t));
-    for (int i = 0; i < 3 && e == cudaSuccess; i++)
-        e = cudaMalloc(&b->d_sums[i], (size_t)b->n * 9 * sizeof(int64_t));
-    if (e == cudaSuccess)
-        e = cudaMalloc(&b->d_count, sizeof(unsigned long long));
-    if (e == cudaSuccess)
-        e = cudaMalloc(&b->d_queue, sizeof(unsigned));
-    if (e == cudaSuccess)
-        e = cudaMemcpy(b->d_cells, h_cells, (size_t)b->n * sizeof(uint32_t),
-                       cudaMemcpyHostToDevice);
+    /* What is allocated before a failure stays in *b for hz_bench_free. */
+    const char *what = "bench horizon buffers";
+    int rc = gpu_alloc_device((void **)&b->d_field, (size_t)b->cells * sizeof(float), what, err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device((void **)&b->d_cells, (size_t)b->n * sizeof(uint32_t), what, err);
+    for (int i = 0; i < 3 && rc == SIM_OK; i++)
+        rc = gpu_alloc_device((void **)&b->d_sums[i], (size_t)b->n * 9 * sizeof(int64_t), what,
+                              err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device((void **)&b->d_count, sizeof(unsigned long long), what, err);
+    if (rc == SIM_OK)
+        rc = gpu_alloc_device((void **)&b->d_queue, sizeof(unsigned), what, err);
+    if (rc != SIM_OK) {
+        free(h_cells);
+        return rc;
+    }
+    cudaError_t e = cudaMemcpy(b->d_cells, h_cells, (size_t)b->n * sizeof(uint32_t),
+                               cudaMemcpyHostToDevice);
     free(h_cells);
     if (e != cudaSuccess)
         return gpu_fail(err, e, __FILE__, __LINE__, "bench horizon buffers");

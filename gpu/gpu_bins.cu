@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "gpu_alloc.h"
 #include "gpu_bins.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
@@ -82,26 +83,28 @@ int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err)
     if (cap <= 0)
         return SIM_OK;
     size_t n4 = (size_t)cap * sizeof(uint32_t);
-    GPU_CHECK(err, cudaMalloc(&b->d_key_in, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_key_out, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_id_in, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_id_out, n4));
-    GPU_CHECK(err, cudaMalloc(&b->d_begin, ((size_t)ntiles + 1) * sizeof(uint32_t)));
+    /* On failure the blocks taken so far stay in *b for gpu_bins_free. */
+    GPU_TRY(gpu_alloc_device((void **)&b->d_key_in, n4, "bin keys", err));
+    GPU_TRY(gpu_alloc_device((void **)&b->d_key_out, n4, "bin keys", err));
+    GPU_TRY(gpu_alloc_device((void **)&b->d_id_in, n4, "bin ids", err));
+    GPU_TRY(gpu_alloc_device((void **)&b->d_id_out, n4, "bin ids", err));
+    GPU_TRY(gpu_alloc_device((void **)&b->d_begin, ((size_t)ntiles + 1) * sizeof(uint32_t),
+                             "bin starts", err));
     GPU_CHECK(err, cub::DeviceRadixSort::SortPairs(NULL, b->temp_bytes, b->d_key_in, b->d_key_out,
                                                    b->d_id_in, b->d_id_out, (int)cap, 0,
                                                    b->key_bits));
-    GPU_CHECK(err, cudaMalloc(&b->d_temp, b->temp_bytes));
+    GPU_TRY(gpu_alloc_device(&b->d_temp, b->temp_bytes, "bin sort scratch", err));
     return SIM_OK;
 }
 
 void gpu_bins_free(gpu_bins *b)
 {
-    cudaFree(b->d_key_in);
-    cudaFree(b->d_key_out);
-    cudaFree(b->d_id_in);
-    cudaFree(b->d_id_out);
-    cudaFree(b->d_begin);
-    cudaFree(b->d_temp);
+    gpu_alloc_free(b->d_key_in);
+    gpu_alloc_free(b->d_key_out);
+    gpu_alloc_free(b->d_id_in);
+    gpu_alloc_free(b->d_id_out);
+    gpu_alloc_free(b->d_begin);
+    gpu_alloc_free(b->d_temp);
     memset(b, 0, sizeof *b);
 }
 

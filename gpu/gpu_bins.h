@@ -25,6 +25,9 @@ typedef struct gpu_bins {
 
 /* Bytes gpu_bins_alloc takes for cap agents (CUB's scratch queried from the library). */
 size_t gpu_bins_bytes(int64_t cap, int ntiles);
+/* Allocates b for cap agents (device memory through gpu_alloc.h). On failure (SIM_EDEVMEM, ...)
+ * what was allocated stays in b: call gpu_bins_free in every case. gpu_bins_free on a zeroed
+ * or freed b is a no-op. */
 int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err);
 void gpu_bins_free(gpu_bins *b);
 

@@ -111,8 +111,9 @@ void gpu_step_free(gpu_state *st);
 int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_err *err);
 int gpu_view_compose(gpu_state *st, const sim_view *v, uint8_t *rgba, sim_err *err);
 
-/* Allocates bytes of device memory into *p, counting them in st->bytes; out of memory becomes
- * SIM_EDEVMEM with the bytes asked and free and the hint. */
+/* Allocates bytes of device memory into *p through the allocation door (gpu_alloc.h), counting
+ * them in st->bytes; out of memory becomes SIM_EDEVMEM with the bytes asked and free and the
+ * hint. Release with gpu_alloc_free. */
 int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err);
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_alloc.h"
 #include "gpu_check.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
@@ -234,13 +235,13 @@ void gpu_step_free(gpu_state *st)
 {
     gpu_agent_bins *b = &st->ab;
     for (int k = 0; k < 2; k++) {
-        cudaFree(b->ids[k]);
-        cudaFree(b->cells[k]);
-        cudaFree(b->begin[k]);
+        gpu_alloc_free(b->ids[k]);
+        gpu_alloc_free(b->cells[k]);
+        gpu_alloc_free(b->begin[k]);
     }
-    cudaFree(b->count);
-    cudaFree(b->rank);
-    cudaFree(st->d_occ);
+    gpu_alloc_free(b->count);
+    gpu_alloc_free(b->rank);
+    gpu_alloc_free(st->d_occ);
     if (st->ev_fork)
         cudaEventDestroy(st->ev_fork);
     if (st->ev_join)

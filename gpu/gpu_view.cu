@@ -3,6 +3,7 @@
  * over the field, colormap index from sim_view_index, background outside the world). */
 #include <string.h>
 
+#include "gpu_alloc.h"
 #include "gpu_check.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
@@ -79,7 +80,7 @@ int gpu_view_compose(gpu_state *st, const sim_view *v, uint8_t *rgba, sim_err *e
     size_t bytes = (size_t)v->w * (size_t)v->h * 4;
     if (bytes > st->rgba_bytes) {
         if (st->d_rgba) {
-            cudaFree(st->d_rgba);
+            gpu_alloc_free(st->d_rgba);
             st->bytes -= st->rgba_bytes;
         }
         st->d_rgba = NULL;
