@@ -1,6 +1,8 @@
 /* app_output.c - output directory, stats.csv, .npy dumps and atomic file writes. */
 #include "app_output.h"
 
+#include "sim_outdir.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,50 +12,91 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int app_mkdirs(const char *path, sim_err *err)
+/* ---- which files are a run's own ----
+ *
+ * A run writes exactly these names, and --force and --resume remove only these: anything else in
+ * the directory (notes, a frame the user renamed) is the user's and stays. */
+
+/* 1 when `name` is PREFIX + a number as "%06lld" prints it (six digits, or more without a
+ * leading zero) + SUFFIX, with the number in *num. frame_12.png or frame_best.png are not. */
+static int numbered_name(const char *name, const char *prefix, const char *suffix, int64_t *num)
 {
-    char buf[SIM_PATH_MAX + 64];
-    if (strlen(path) >= sizeof buf)
-        return sim_err_set(err, SIM_EINVAL, "%s: path too long", path);
-    strcpy(buf, path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sim_err_set(err, SIM_EIO, "%s: cannot create directory: %s", buf,
-                                   strerror(errno));
-            struct stat st;
-            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-                return sim_err_set(err, SIM_EIO, "%s: exists and is not a directory", buf);
-            *p = saved;
-            if (saved == '\0')
-                break;
-        }
+    size_t n = strlen(name), np = strlen(prefix), ns = strlen(suffix);
+    if (n < np + 6 + ns || strncmp(name, prefix, np) != 0 || strcmp(name + n - ns, suffix) != 0)
+        return 0;
+    size_t digits = n - np - ns;
+    const char *d = name + np;
+    if (digits > 18 || (digits > 6 && d[0] == '0'))
+        return 0;
+    int64_t v = 0;
+    for (size_t i = 0; i < digits; i++) {
+        if (d[i] < '0' || d[i] > '9')
+            return 0;
+        v = v * 10 + (d[i] - '0');
     }
-    return SIM_OK;
+    *num = v;
+    return 1;
 }
 
-/* Removes DIR/SUB/PREFIX*SUFFIX files (earlier results); leaves anything else alone. */
-static int remove_matching(const char *dir, const char *sub, const char *prefix,
-                           const char *suffix, sim_err *err)
+/* The files of a run at the top of its directory (and their temporary names). */
+static int top_level_own(const char *name)
+{
+    static const char *const own[] = {"stats.csv", "run.json", "checkpoint.hzc",
+                                      "checkpoint.hzc.prev", SIM_OUTDIR_LOCK_NAME};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t n = strlen(own[i]);
+        if (strncmp(name, own[i], n) == 0 && (name[n] == '\0' || strcmp(name + n, ".tmp") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* The numbered outputs of one subdirectory: final names and, with tmp, temporary ones. */
+typedef struct out_series {
+    const char *sub, *prefix, *suffix, *tmp_suffix;
+} out_series;
+
+static const out_series series[] = {
+    {"frames", "frame_", ".png", ".png.tmp"},
+    {"fields", "field_", ".npy", ".npy.tmp"},
+};
+
+/* What to do with a subdirectory's numbered files. */
+enum { OWN_ALL, OWN_TMP, OWN_AFTER };
+
+/* Removes the run's own files in DIR/SUB: every one (OWN_ALL), the temporary ones (OWN_TMP) or
+ * the final ones numbered after `last` (OWN_AFTER). Other names are counted in *kept and the
+ * first few listed in `kept_list`. */
+static int remove_series(const char *dir, const out_series *se, int what, int64_t last,
+                         int *kept, char *kept_list, size_t kept_n, sim_err *err)
 {
     char path[SIM_PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+    snprintf(path, sizeof path, "%s/%s", dir, se->sub);
     DIR *d = opendir(path);
     if (!d)
         return SIM_OK;
     struct dirent *e;
     int rc = SIM_OK;
-    size_t np = strlen(prefix), ns = strlen(suffix);
     while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n < np + ns || strncmp(e->d_name, prefix, np) != 0 ||
-            strcmp(e->d_name + n - ns, suffix) != 0)
+        const char *name = e->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        int64_t v;
+        int fin = numbered_name(name, se->prefix, se->suffix, &v);
+        int tmp = !fin && numbered_name(name, se->prefix, se->tmp_suffix, &v);
+        int go = what == OWN_ALL ? fin || tmp : what == OWN_TMP ? tmp : fin && v > last;
+        if (!fin && !tmp && kept) {
+            if ((*kept)++ < 4) {
+                size_t used = strlen(kept_list);
+                snprintf(kept_list + used, kept_n - used, "%s%s/%s", used ? ", " : "", se->sub,
+                         name);
+            }
+        }
+        if (!go)
             continue;
         char file[SIM_PATH_MAX + 600];
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        if (unlink(file) != 0) {
+        snprintf(file, sizeof file, "%s/%s", path, name);
+        if (unlink(file) != 0 && errno != ENOENT) {
             rc = sim_err_set(err, SIM_EIO, "%s: cannot remove earlier result: %s", file,
                              strerror(errno));
             break;
@@ -63,6 +106,7 @@ static int remove_matching(const char *dir, const char *sub, const char *prefix,
     return rc;
 }
 
+/* Whether DIR holds anything but the lock file. */
 static int dir_is_empty(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -71,7 +115,8 @@ static int dir_is_empty(const char *dir)
     struct dirent *e;
     int empty = 1;
     while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, SIM_OUTDIR_LOCK_NAME) != 0) {
             empty = 0;
             break;
         }
@@ -79,51 +124,128 @@ static int dir_is_empty(const char *dir)
     return empty;
 }
 
-int app_output_prepare(const char *dir, int force, int frames, int fields, sim_err *err)
+/* Removes the earlier run's files (--force) and says which other files stay. */
+static int remove_earlier(const char *dir, sim_err *err)
+{
+    int kept = 0, rc = SIM_OK;
+    char kept_list[400] = "";
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && rc == SIM_OK && (e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+            strcmp(name, SIM_OUTDIR_LOCK_NAME) == 0 || strcmp(name, "frames") == 0 ||
+            strcmp(name, "fields") == 0)
+            continue;
+        if (!top_level_own(name)) {
+            if (kept++ < 4) {
+                size_t used = strlen(kept_list);
+                snprintf(kept_list + used, sizeof kept_list - used, "%s%s", used ? ", " : "",
+                         name);
+            }
+            continue;
+        }
+        char file[SIM_PATH_MAX + 300];
+        snprintf(file, sizeof file, "%s/%s", dir, name);
+        if (unlink(file) != 0 && errno != ENOENT)
+            rc = sim_err_set(err, SIM_EIO, "%s: cannot remove earlier result: %s", file,
+                             strerror(errno));
+    }
+    if (d)
+        closedir(d);
+    for (size_t i = 0; rc == SIM_OK && i < sizeof series / sizeof series[0]; i++)
+        rc = remove_series(dir, &series[i], OWN_ALL, 0, &kept, kept_list, sizeof kept_list, err);
+    if (rc == SIM_OK && kept > 0)
+        fprintf(stderr, "horizon: --force kept %d file%s that %s not a run's output: %s%s\n", kept,
+                kept == 1 ? "" : "s", kept == 1 ? "is" : "are", kept_list,
+                kept > 4 ? ", ..." : "");
+    return rc;
+}
+
+int app_output_claim(const char *dir, int force, int *lock_fd, sim_err *err)
 {
     struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return sim_err_set(err, SIM_EINVAL, "%s: output path exists and is not a directory",
-                               dir);
-        if (!dir_is_empty(dir)) {
-            if (!force)
-                return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may "
-                                   "hold an earlier run's results (use --force to replace them, "
-                                   "or --out DIR)", dir);
-            /* Exactly the files a run writes (and their temporary names), nothing else. */
-            static const char *const top[] = {"stats.csv", "run.json", "checkpoint.hzc",
-                                              "checkpoint.hzc.prev"};
-            for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
-                char file[SIM_PATH_MAX + 64];
-                for (int tmp = 0; tmp < 2; tmp++) {
-                    snprintf(file, sizeof file, "%s/%s%s", dir, top[i], tmp ? ".tmp" : "");
-                    if (unlink(file) != 0 && errno != ENOENT)
-                        return sim_err_set(err, SIM_EIO, "%s: cannot remove earlier result: %s",
-                                           file, strerror(errno));
-                }
-            }
-            int rc = remove_matching(dir, "frames", "frame_", ".png", err);
-            if (rc == SIM_OK)
-                rc = remove_matching(dir, "fields", "field_", ".npy", err);
-            if (rc != SIM_OK)
-                return rc;
+    *lock_fd = -1;
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT) {
+            struct stat lst;
+            if (lstat(dir, &lst) == 0)
+                return sim_err_set(err, SIM_EINVAL, "%s: output directory: a symlink to a "
+                                   "missing target", dir);
+            return SIM_OK; /* made later, once the state is allocated */
         }
+        return sim_err_set(err, SIM_EINVAL, "%s: output directory: %s", dir, strerror(errno));
     }
+    if (!S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, "%s: output directory: %s exists and is not a "
+                           "directory", dir, dir);
+    int rc = sim_outdir_lock(dir, lock_fd, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (!force && !dir_is_empty(dir)) {
+        sim_outdir_unlock(*lock_fd);
+        *lock_fd = -1;
+        return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may hold an "
+                           "earlier run's results (use --force to replace them, or --out DIR)",
+                           dir);
+    }
+    return SIM_OK;
+}
+
+int app_output_prepare(const char *dir, int force, int frames, int fields, int *lock_fd,
+                       int *created, sim_err *err)
+{
+    *created = 0;
+    int rc;
+    if (*lock_fd < 0) {
+        if ((rc = sim_outdir_make(dir, created, err)) != SIM_OK)
+            return rc;
+        if ((rc = sim_outdir_lock(dir, lock_fd, err)) != SIM_OK) {
+            /* Made by us but locked by another process that got in between: it is theirs. */
+            *created = 0;
+            return rc;
+        }
+        /* Another process may have made it and written into it in the meantime. */
+        if (!*created && !force && !dir_is_empty(dir))
+            return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may hold "
+                               "an earlier run's results (use --force to replace them, or --out "
+                               "DIR)", dir);
+    }
+    if (force && (rc = remove_earlier(dir, err)) != SIM_OK)
+        return rc;
     char sub[SIM_PATH_MAX + 16];
-    int rc = app_mkdirs(dir, err);
-    if (rc == SIM_OK && frames) {
-        snprintf(sub, sizeof sub, "%s/frames", dir);
-        rc = app_mkdirs(sub, err);
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++) {
+        if (!(i == 0 ? frames : fields))
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, series[i].sub);
+        if ((rc = sim_outdir_make(sub, NULL, err)) != SIM_OK)
+            return rc;
     }
-    if (rc == SIM_OK && fields) {
-        snprintf(sub, sizeof sub, "%s/fields", dir);
-        rc = app_mkdirs(sub, err);
+    if (access(dir, W_OK) != 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: output directory is not writable: %s", dir,
+                           strerror(errno));
+    return SIM_OK;
+}
+
+void app_output_abandon(const char *dir, int lock_fd)
+{
+    if (lock_fd < 0)
+        return; /* not ours to clean */
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++) {
+        char sub[SIM_PATH_MAX + 16];
+        remove_series(dir, &series[i], OWN_ALL, 0, NULL, NULL, 0, NULL);
+        snprintf(sub, sizeof sub, "%s/%s", dir, series[i].sub);
+        rmdir(sub);
     }
-    if (rc == SIM_OK && access(dir, W_OK) != 0)
-        rc = sim_err_set(err, SIM_EIO, "%s: output directory is not writable: %s", dir,
-                         strerror(errno));
-    return rc;
+    static const char *const top[] = {"stats.csv", "run.json", "checkpoint.hzc",
+                                      SIM_OUTDIR_LOCK_NAME};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        char file[SIM_PATH_MAX + 64];
+        snprintf(file, sizeof file, "%s/%s", dir, top[i]);
+        unlink(file);
+    }
+    sim_outdir_unlock(lock_fd);
+    rmdir(dir); /* fails, and keeps it, if anything else is in it */
 }
 
 static const char stats_header[] =
@@ -264,41 +386,6 @@ int app_write_npy(const char *path, const float *field, int width, int height, s
 
 /* ---- resuming into an existing output directory ---- */
 
-/* Removes DIR/SUB/PREFIX<digits>SUFFIX files whose number is larger than `last` (results of
- * steps after a checkpoint, which the resumed run writes again). */
-static int remove_numbered_after(const char *dir, const char *sub, const char *prefix,
-                                 const char *suffix, int64_t last, sim_err *err)
-{
-    char path[SIM_PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s/%s", dir, sub);
-    DIR *d = opendir(path);
-    if (!d)
-        return SIM_OK;
-    struct dirent *e;
-    int rc = SIM_OK;
-    size_t np = strlen(prefix), ns = strlen(suffix);
-    while ((e = readdir(d)) != NULL) {
-        const char *name = e->d_name;
-        size_t n = strlen(name);
-        if (n <= np + ns || strncmp(name, prefix, np) != 0 || strcmp(name + n - ns, suffix) != 0)
-            continue;
-        int64_t v = 0;
-        size_t i;
-        for (i = np; i < n - ns && name[i] >= '0' && name[i] <= '9' && v < INT64_MAX / 10; i++)
-            v = v * 10 + (name[i] - '0');
-        if (i != n - ns || v <= last)
-            continue;
-        char file[SIM_PATH_MAX + 600];
-        snprintf(file, sizeof file, "%s/%s", path, name);
-        if (unlink(file) != 0) {
-            rc = sim_err_set(err, SIM_EIO, "%s: cannot remove: %s", file, strerror(errno));
-            break;
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
 /* Cuts stats.csv back to its header and the whole rows of steps <= step. A partial last line
  * (a run killed mid-write) and rows after the checkpoint go. */
 static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
@@ -376,19 +463,17 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
         if (unlink(file) != 0 && errno != ENOENT)
             rc = sim_err_set(err, SIM_EIO, "%s: cannot remove: %s", file, strerror(errno));
     }
-    if (rc == SIM_OK)
-        rc = remove_matching(dir, "frames", "frame_", ".png.tmp", err);
-    if (rc == SIM_OK)
-        rc = remove_matching(dir, "fields", "field_", ".npy.tmp", err);
+    for (size_t i = 0; rc == SIM_OK && i < sizeof series / sizeof series[0]; i++)
+        rc = remove_series(dir, &series[i], OWN_TMP, 0, NULL, NULL, 0, err);
     if (rc == SIM_OK && sc->frames_every > 0)
-        rc = remove_numbered_after(dir, "frames", "frame_", ".png", step / sc->frames_every,
-                                   err);
+        rc = remove_series(dir, &series[0], OWN_AFTER, step / sc->frames_every, NULL, NULL, 0,
+                           err);
     if (rc == SIM_OK && sc->dump_fields_every > 0)
-        rc = remove_numbered_after(dir, "fields", "field_", ".npy", step, err);
+        rc = remove_series(dir, &series[1], OWN_AFTER, step, NULL, NULL, 0, err);
     char sub[SIM_PATH_MAX + 16];
     if (rc == SIM_OK && sc->frames_every > 0) {
         snprintf(sub, sizeof sub, "%s/frames", dir);
-        rc = app_mkdirs(sub, err);
+        rc = sim_outdir_make(sub, NULL, err);
         char last[SIM_PATH_MAX + 64];
         snprintf(last, sizeof last, "%s/frames/frame_%06lld.png", dir,
                  (long long)(step / sc->frames_every));
@@ -398,7 +483,7 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
     }
     if (rc == SIM_OK && sc->dump_fields_every > 0) {
         snprintf(sub, sizeof sub, "%s/fields", dir);
-        rc = app_mkdirs(sub, err);
+        rc = sim_outdir_make(sub, NULL, err);
     }
     if (rc == SIM_OK && sc->stats_every > 0)
         rc = stats_cut(dir, step, sc->stats_every, err);

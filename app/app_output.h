@@ -9,11 +9,26 @@
 
 #include "sim.h"
 
-/* Makes DIR (and parents) and DIR/frames when frames are on. A directory that exists and is
- * not empty is refused (SIM_EINVAL) unless force, in which case the results of the earlier run
- * (stats.csv, run.json, frames/frame_*.png, fields/field_*.npy, checkpoint files) are removed
- * first, so the new run's files are never mixed with old ones. */
-int app_output_prepare(const char *dir, int force, int frames, int fields, sim_err *err);
+/* A fresh run's directory is claimed in two parts, so that a run that cannot allocate its state
+ * leaves no directory behind, and a second process is refused before anything is touched:
+ *
+ * app_output_claim, before the state is allocated: when DIR exists, takes its lock
+ * (sim_outdir_lock: "DIR: in use by pid N" when another process holds it) and refuses a
+ * directory that holds anything but the lock file unless force. When DIR does not exist, does
+ * nothing (*lock_fd stays -1). A bad path (a file, a dangling symlink) is SIM_EINVAL.
+ *
+ * app_output_prepare, once the state is allocated: makes DIR when it was not there (*created = 1)
+ * and locks it, removes the earlier run's files when force (stats.csv, run.json, checkpoint
+ * files, frames/frame_NNNNNN.png, fields/field_NNNNNN.npy and their .tmp names: exactly the names
+ * a run writes; anything else stays, and a line on stderr says what was kept), and makes
+ * DIR/frames and DIR/fields as asked.
+ *
+ * app_output_abandon: after a failure before the run wrote any result, removes what
+ * app_output_prepare made in a directory it created, the directory too, and releases the lock. */
+int app_output_claim(const char *dir, int force, int *lock_fd, sim_err *err);
+int app_output_prepare(const char *dir, int force, int frames, int fields, int *lock_fd,
+                       int *created, sim_err *err);
+void app_output_abandon(const char *dir, int lock_fd);
 
 /* stats.csv: a header row, then one row per call, each in one write (the stream is unbuffered),
  * so a killed run leaves whole rows only. A row that fails (disk full) is cut off again and
@@ -37,7 +52,5 @@ int app_write_npy(const char *path, const float *field, int width, int height, s
 /* Writes `size` bytes atomically: path.tmp, fsync, rename, directory fsync. */
 int app_write_atomic(const char *path, const void *data, size_t size, sim_err *err);
 
-/* Creates directories along a path (like mkdir -p). */
-int app_mkdirs(const char *path, sim_err *err);
 
 #endif

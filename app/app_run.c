@@ -16,6 +16,7 @@
 #include "render_frame.h"
 #include "render_queue.h"
 #include "sim_checkpoint.h"
+#include "sim_outdir.h"
 
 static const char run_usage[] =
     "usage: horizon run [SCENARIO.ini] [options]\n"
@@ -285,6 +286,9 @@ typedef struct run_ctx {
     sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
     int64_t ckpt_every;
     int64_t last_ckpt; /* step of the newest checkpoint on disk, -1: none */
+    int lock_fd;       /* the output directory's lock, -1 until taken */
+    int created;       /* this run made the output directory */
+    int stepped;       /* a step ran: results exist that a failure must not remove */
     char stats_path[SIM_PATH_MAX + 16];
     char ckpt_path[SIM_PATH_MAX + 32];
 } run_ctx;
@@ -301,6 +305,8 @@ static void run_release(run_ctx *r)
     sim_checkpoint_release(&r->ck);
     sim_destroy(r->s);
     r->s = NULL;
+    sim_outdir_unlock(r->lock_fd);
+    r->lock_fd = -1;
 }
 
 /* Writes DIR/checkpoint.hzc for the current step. The queued frames are written and stats.csv
@@ -321,18 +327,17 @@ static int checkpoint(run_ctx *r, sim_err *err)
     return SIM_OK;
 }
 
-/* Sets up the outputs and the simulation: fresh, or from the checkpoint already in r->ck. */
+/* Sets up the simulation (fresh, or from the checkpoint already in r->ck) and then its outputs:
+ * the state and every buffer are allocated before the output directory is made or changed, so
+ * that a run without the memory leaves nothing behind. The directory is already locked when it
+ * existed (app_run_main); a new one is made and locked here. */
 static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, int threads,
                     sim_err *err)
 {
     const sim_scenario *sc = &r->sc;
     const char *dir = sc->dir;
     int64_t cells = (int64_t)sc->width * sc->height;
-    int rc = o->resume ? app_output_resume(dir, r->ck.step, sc, err)
-                       : app_output_prepare(dir, o->force, sc->frames_every > 0,
-                                            sc->dump_fields_every > 0, err);
-    if (rc != SIM_OK)
-        return rc;
+    int rc;
     if (o->resume) {
         rc = sim_checkpoint_restore(&r->ck, ops, threads, &r->s, err);
     } else {
@@ -340,9 +345,6 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
         if (rc == SIM_OK)
             rc = sim_checkpoint_init(&r->ck, sc, err);
     }
-    if (rc == SIM_OK && sc->stats_every > 0)
-        rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
-                       : app_stats_open(dir, &r->stats, err);
     if (rc == SIM_OK && sc->frames_every > 0) {
         rc = frames_init(&r->fr, sc, sim_agent_count(r->s), err);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
@@ -351,6 +353,16 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     if (rc == SIM_OK && sc->dump_fields_every > 0 &&
         !(r->dump = malloc((size_t)cells * sizeof *r->dump)))
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory for field dumps");
+    if (rc != SIM_OK)
+        return rc;
+
+    rc = o->resume ? app_output_resume(dir, r->ck.step, sc, err)
+                   : app_output_prepare(dir, o->force, sc->frames_every > 0,
+                                        sc->dump_fields_every > 0, &r->lock_fd, &r->created,
+                                        err);
+    if (rc == SIM_OK && sc->stats_every > 0)
+        rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
+                       : app_stats_open(dir, &r->stats, err);
     return rc;
 }
 
@@ -359,6 +371,7 @@ int app_run_main(int argc, char **argv)
     run_opts o;
     run_ctx r;
     memset(&r, 0, sizeof r);
+    r.lock_fd = -1;
     int rc = parse_args(argc, argv, &o, &r.sc, &r.ck);
     if (rc == -1)
         return APP_EXIT_OK;
@@ -380,9 +393,18 @@ int app_run_main(int argc, char **argv)
         return app_exit_code(rc);
     }
     int threads = app_threads(o.threads);
+    sim_err err = {{0}};
+    /* The directory is ours before anything in it is read or changed: a second process on it
+     * is refused here, at once. */
+    rc = o.resume ? sim_outdir_lock(dir, &r.lock_fd, &err)
+                  : app_output_claim(dir, o.force, &r.lock_fd, &err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "horizon: %s\n", err.msg);
+        sim_checkpoint_release(&r.ck);
+        return app_exit_code(rc);
+    }
     app_signals old_signals;
     app_signals_install(&old_signals);
-    sim_err err = {{0}};
     app_progress prog;
     memset(&prog, 0, sizeof prog);
 
@@ -408,6 +430,7 @@ int app_run_main(int argc, char **argv)
     app_progress_start(&prog, o.quiet ? -1 : o.progress, start, sc->steps);
     double t0 = app_now();
     uint64_t checksum = 0;
+    int64_t checksum_step = -1; /* the step whose checksum `checksum` holds */
     int64_t k;
     for (k = start + 1; k <= sc->steps && !app_signal_pending(); k++) {
         int want = due(k, sc->stats_every);
@@ -419,6 +442,7 @@ int app_run_main(int argc, char **argv)
         }
         if (want) {
             checksum = st.checksum;
+            checksum_step = k;
             if ((rc = app_stats_row(r.stats, &st, r.stats_path, &err)) != SIM_OK)
                 goto fail;
         }
@@ -428,6 +452,7 @@ int app_run_main(int argc, char **argv)
             goto fail;
         if (due(k, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
+        r.stepped = 1;
         app_progress_update(&prog, k);
     }
     if (app_signal_pending()) {
@@ -459,7 +484,9 @@ int app_run_main(int argc, char **argv)
         goto fail;
     double wall = app_now() - t0;
     app_progress_end(&prog, sc->steps);
-    if (!due(sc->steps, sc->stats_every) && (rc = sim_checksum(r.s, &checksum)) != SIM_OK) {
+    /* The state's checksum, whether or not this process ran a step (a resume of a finished
+     * run, --steps 0). */
+    if (checksum_step != sc->steps && (rc = sim_checksum(r.s, &checksum)) != SIM_OK) {
         sim_err_set(&err, rc, "%s", sim_errmsg(r.s));
         goto fail;
     }
@@ -492,6 +519,15 @@ fail:
     fprintf(stderr, "horizon: %s\n", err.msg);
     if (r.fr.queue)
         render_queue_finish(r.fr.queue, &err);
+    if (r.created && !r.stepped) {
+        /* Failed before the first step (e.g. no device memory for the first frame): nothing
+         * worth keeping, so the directory this run made goes again. */
+        if (r.stats)
+            fclose(r.stats);
+        r.stats = NULL;
+        app_output_abandon(dir, r.lock_fd);
+        r.lock_fd = -1;
+    }
     if (r.last_ckpt >= 0)
         fprintf(stderr, "horizon: the last good checkpoint is %s (step %lld); continue with: "
                 "horizon run --resume %s\n", r.ckpt_path, (long long)r.last_ckpt, r.ckpt_path);

@@ -1,4 +1,5 @@
 /* main.c - the horizon executable: dispatches to the subcommands run, gui, bench and info. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,10 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+    /* A closed pipe on stdout or stderr (`horizon run | head -1`) must not kill a run whose files
+     * are fine: with SIGPIPE ignored a write there fails with EPIPE, which the messages and the
+     * progress bar ignore, and the run goes on to its end and its exit code. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
         /* No arguments: run the default scenario into ./horizon-out. */
         char *args[] = {"run", NULL};

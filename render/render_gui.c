@@ -7,6 +7,7 @@
  * world image only when a new state was published or the camera moved (w*h pixels, never the
  * whole grid), upload it, draw the overlays, present, and sleep to ~60 frames/s. */
 #include "render_gui_app.h"
+#include "sim_outdir.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -288,6 +289,8 @@ static void bench(render_gui_app *a)
 int render_gui_run(const render_gui_config *cfg, sim_err *err)
 {
     render_gui_app *a = calloc(1, sizeof *a);
+    if (a)
+        a->dir_lock = -1;
     if (!a)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     a->cfg = cfg;
@@ -352,6 +355,7 @@ done:
     close_window(a); /* also SDL_Quit, harmless when SDL never started */
     render_gui_layer_destroy(a->layer);
     render_gui_script_free(&a->script);
+    sim_outdir_unlock(a->dir_lock);
     free(a->world);
     free(a);
     return rc;

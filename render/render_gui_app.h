@@ -67,6 +67,7 @@ typedef struct render_gui_app {
     int right_down, paint_x, paint_y, brush;
     int probe_on, probe_x, probe_y;
 
+    int dir_lock; /* lock of sc.dir, taken when the session first writes there; -1: not yet */
     render_queue *rec;
     char rec_dir[SIM_PATH_MAX + 32];
     int64_t rec_index, rec_step;

@@ -9,23 +9,21 @@
 #include <sys/stat.h>
 
 #include "render_png.h"
+#include "sim_outdir.h"
 
-/* mkdir -p; returns 0 with errno set on failure. */
-static int make_dirs(const char *path)
+/* Makes the output directory and takes its lock the first time the session writes there, so
+ * that a run (or another viewer) never writes into it at the same time. 0 after saying why. */
+static int own_dir(render_gui_app *a)
 {
-    char buf[SIM_PATH_MAX + 64];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return 0;
-            *p = c;
-            if (c == '\0')
-                return 1;
-        }
+    if (a->dir_lock >= 0)
+        return 1;
+    sim_err err;
+    if (sim_outdir_make(a->sc.dir, NULL, &err) != SIM_OK ||
+        sim_outdir_lock(a->sc.dir, &a->dir_lock, &err) != SIM_OK) {
+        render_gui_app_say(a, "cannot write: %s", err.msg);
+        return 0;
     }
+    return 1;
 }
 
 static int exists(const char *path)
@@ -42,10 +40,8 @@ int render_gui_app_snapshot(render_gui_app *a, const char *path)
     }
     char auto_path[SIM_PATH_MAX + 96];
     if (!path) {
-        if (!make_dirs(a->sc.dir)) {
-            render_gui_app_say(a, "snapshot: cannot create %s: %s", a->sc.dir, strerror(errno));
+        if (!own_dir(a))
             return SIM_EIO;
-        }
         snprintf(auto_path, sizeof auto_path, "%s/snapshot_%06lld.png", a->sc.dir,
                  (long long)a->world_step);
         for (int k = 2; exists(auto_path) && k < 1000; k++)
@@ -77,11 +73,13 @@ void render_gui_app_record_toggle(render_gui_app *a)
             render_gui_app_say(a, "recording failed: %s", err.msg);
         return;
     }
+    if (!own_dir(a))
+        return;
     int k = 1;
     do
         snprintf(a->rec_dir, sizeof a->rec_dir, "%s/recording_%03d", a->sc.dir, k++);
     while (exists(a->rec_dir) && k < 100000);
-    if (!make_dirs(a->rec_dir)) {
+    if (mkdir(a->rec_dir, 0777) != 0) {
         render_gui_app_say(a, "cannot create %s: %s", a->rec_dir, strerror(errno));
         return;
     }

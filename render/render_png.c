@@ -96,7 +96,7 @@ static int encode(png_ctx *c, const uint8_t *rgba, int w, int h)
     return 0;
 }
 
-int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_err *err)
+int render_png_write_tmp(const char *path, const uint8_t *rgba, int w, int h, sim_err *err)
 {
     if (!path || !rgba || w <= 0 || h <= 0 || w > INT_MAX / 4)
         return sim_err_set(err, SIM_EINVAL, "%s: cannot write a %dx%d image",
@@ -129,10 +129,6 @@ int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_er
         what = "close failed";
         e = errno;
     }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename failed";
-        e = errno;
-    }
     if (what) {
         remove(tmp);
         if (e)
@@ -140,6 +136,25 @@ int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_er
         return sim_err_set(err, SIM_EIO, "%s: libpng: %s", path, what);
     }
     return SIM_OK;
+}
+
+int render_png_commit(const char *path, sim_err *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+        return sim_err_set(err, SIM_EIO, "%s: path too long", path);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        return sim_err_set(err, SIM_EIO, "%s: rename failed: %s", path, strerror(e));
+    }
+    return SIM_OK;
+}
+
+int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_err *err)
+{
+    int rc = render_png_write_tmp(path, rgba, w, h, err);
+    return rc == SIM_OK ? render_png_commit(path, err) : rc;
 }
 
 /* Reads the signature and IHDR size fields straight from the file, so that an absurd size is

@@ -17,6 +17,12 @@
  * left as it was. */
 int render_png_write(const char *path, const uint8_t *rgba, int w, int h, sim_err *err);
 
+/* The two halves of render_png_write, for writers that must choose when a file appears under
+ * its final name (the frame queue renames in frame order): write_tmp writes and fsyncs
+ * PATH.tmp (removed again on failure); commit renames PATH.tmp to PATH. */
+int render_png_write_tmp(const char *path, const uint8_t *rgba, int w, int h, sim_err *err);
+int render_png_commit(const char *path, sim_err *err);
+
 /* Reads any PNG (palette, gray, 16-bit, with or without alpha, interlaced or not) into a new
  * malloc'ed RGBA8 buffer (*w * *h * 4 bytes) that the caller frees. Images larger than
  * RENDER_PNG_MAX_SIDE on a side are refused before anything is allocated. Returns SIM_OK,

@@ -3,10 +3,17 @@
  *
  * One mutex guards all state; three condition variables say "a buffer is free" (acquire waits),
  * "a frame is pending" (workers wait) and "nothing pending or in flight" (finish waits). Slots
- * are named by index; the FIFO is a ring of indices, the free list a stack of indices. */
+ * are named by index; the FIFO is a ring of indices, the free list a stack of indices.
+ *
+ * Frames are encoded in parallel but appear under their final names in the order they were
+ * submitted: a worker writes NAME.tmp, and the renames happen from a second ring (every frame
+ * submitted and not yet renamed, in submission order) as soon as its head is encoded. A run
+ * killed at any moment therefore leaves frames 0..k under final names and never k+1 without k.
+ * After a failed frame no later frame is renamed (their .tmp files are removed). */
 #include "render_queue.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +37,10 @@ struct render_queue {
     int nfree;
     int *ring;         /* pending slot indices, oldest at head */
     int head, npending;
+    int *order;        /* submitted, not yet renamed slot indices, in submission order */
+    int ohead, norder;
+    signed char *done; /* per slot: 0 encoding or pending, 1 encoded, -1 failed or dropped */
+    int broken;        /* a frame failed: later frames are not renamed */
     int busy;          /* frames being encoded right now */
     int stop;
 
@@ -54,8 +65,38 @@ static void release_slot(render_queue *q, int i)
 {
     q->free_stack[q->nfree++] = i;
     pthread_cond_signal(&q->freed);
-    if (q->npending == 0 && q->busy == 0)
+    if (q->npending == 0 && q->busy == 0 && q->norder == 0)
         pthread_cond_broadcast(&q->idle);
+}
+
+/* Slot i is encoded (ok) or failed: renames every frame at the head of the submission order
+ * whose encoding is over, oldest first, and frees their slots. The caller holds the mutex; the
+ * renames are quick metadata operations, and holding it keeps them in order. */
+static void finish_slot(render_queue *q, int i, int ok)
+{
+    q->done[i] = ok ? 1 : -1;
+    while (q->norder > 0 && q->done[q->order[q->ohead]] != 0) {
+        int j = q->order[q->ohead];
+        q->ohead = (q->ohead + 1) % q->slots;
+        q->norder--;
+        const char *path = q->paths + (size_t)j * RENDER_QUEUE_PATH_MAX;
+        if (q->done[j] > 0 && !q->broken) {
+            sim_err e;
+            int rc = render_png_commit(path, &e);
+            if (rc != SIM_OK) {
+                note_error(q, rc, &e);
+                q->broken = 1;
+            }
+        } else {
+            char tmp[RENDER_QUEUE_PATH_MAX + 8];
+            snprintf(tmp, sizeof tmp, "%s.tmp", path);
+            if (q->done[j] > 0)
+                remove(tmp); /* encoded after an earlier frame failed: would leave a gap */
+            q->broken = 1;
+        }
+        q->done[j] = 0;
+        release_slot(q, j);
+    }
 }
 
 static void *worker_main(void *arg)
@@ -72,7 +113,7 @@ static void *worker_main(void *arg)
         q->npending--;
         /* After an error the pending frames are dropped: the run is stopping anyway. */
         if (q->status != SIM_OK) {
-            release_slot(q, i);
+            finish_slot(q, i, 0);
             continue;
         }
         q->busy++;
@@ -80,14 +121,14 @@ static void *worker_main(void *arg)
 
         sim_err e;
         e.msg[0] = '\0';
-        int rc = render_png_write(q->paths + (size_t)i * RENDER_QUEUE_PATH_MAX,
-                                  q->pixels + (size_t)i * q->frame_bytes, q->w, q->h, &e);
+        int rc = render_png_write_tmp(q->paths + (size_t)i * RENDER_QUEUE_PATH_MAX,
+                                      q->pixels + (size_t)i * q->frame_bytes, q->w, q->h, &e);
 
         pthread_mutex_lock(&q->mu);
         if (rc != SIM_OK)
             note_error(q, rc, &e);
         q->busy--;
-        release_slot(q, i);
+        finish_slot(q, i, rc == SIM_OK);
     }
     pthread_mutex_unlock(&q->mu);
     return NULL;
@@ -107,6 +148,8 @@ static void teardown(render_queue *q)
     pthread_cond_destroy(&q->freed);
     pthread_mutex_destroy(&q->mu);
     free(q->threads);
+    free(q->done);
+    free(q->order);
     free(q->ring);
     free(q->free_stack);
     free(q->paths);
@@ -144,8 +187,11 @@ int render_queue_create(int workers, int slots, int w, int h, render_queue **out
     q->paths = calloc((size_t)slots, RENDER_QUEUE_PATH_MAX);
     q->free_stack = malloc(sizeof(int) * (size_t)slots);
     q->ring = malloc(sizeof(int) * (size_t)slots);
+    q->order = malloc(sizeof(int) * (size_t)slots);
+    q->done = calloc((size_t)slots, 1);
     q->threads = malloc(sizeof(pthread_t) * (size_t)workers);
-    if (!q->pixels || !q->paths || !q->free_stack || !q->ring || !q->threads) {
+    if (!q->pixels || !q->paths || !q->free_stack || !q->ring || !q->order || !q->done ||
+        !q->threads) {
         teardown(q);
         return sim_err_set(err, SIM_ENOMEM,
                            "frame queue: out of memory for %d frames of %dx%d", slots, w, h);
@@ -213,6 +259,8 @@ void render_queue_submit(render_queue *q, uint8_t *buf, const char *path)
     memcpy(q->paths + (size_t)i * RENDER_QUEUE_PATH_MAX, path, len + 1);
     q->ring[(q->head + q->npending) % q->slots] = i;
     q->npending++;
+    q->order[(q->ohead + q->norder) % q->slots] = i;
+    q->norder++;
     pthread_cond_signal(&q->pending);
     pthread_mutex_unlock(&q->mu);
 }
@@ -230,7 +278,7 @@ int render_queue_check(render_queue *q, sim_err *err)
 int render_queue_finish(render_queue *q, sim_err *err)
 {
     pthread_mutex_lock(&q->mu);
-    while (q->npending > 0 || q->busy > 0)
+    while (q->npending > 0 || q->busy > 0 || q->norder > 0)
         pthread_cond_wait(&q->idle, &q->mu);
     int rc = q->status;
     if (rc != SIM_OK && err)

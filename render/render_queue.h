@@ -24,8 +24,9 @@ int render_queue_create(int workers, int slots, int w, int h, render_queue **out
 uint8_t *render_queue_acquire(render_queue *q);
 
 /* Queues buf (from render_queue_acquire, filled by the caller) to be written to path; the path
- * is copied. Returns at once; a worker writes the file with render_png_write and frees the
- * buffer. After an error (earlier or in this call, e.g. a path longer than
+ * is copied. Returns at once; a worker encodes path.tmp, and the file is renamed to path only
+ * after every frame submitted before it has been: final names appear in submission order, so a
+ * killed process leaves no gap. The buffer is freed after the rename. After an error (earlier or in this call, e.g. a path longer than
  * RENDER_QUEUE_PATH_MAX, or a buffer not from this queue) the frame is dropped and the buffer
  * freed; the error is kept for render_queue_check and render_queue_finish. A NULL path hands
  * the buffer back unused (the caller failed to fill it). */

@@ -4,7 +4,9 @@
 # afterwards every file under a final name is whole (PNGs end in IEND, .npy files have their
 # full size, the checkpoint resumes), stats.csv holds whole rows only, every frame up to the
 # checkpoint is there, and --resume finishes the run with outputs byte-identical to a run that
-# was never killed.
+# was never killed. Frames under final names never have a gap (0..k, whatever was in flight),
+# and a run killed after its end (or that finished before the kill) resumes with nothing left to
+# do and keeps the right final checksum in run.json.
 # usage: e2e_reliability_crash.sh HORIZON_BINARY SOURCE_DIR
 set -u
 H=$1
@@ -19,6 +21,8 @@ opts=(--backend cpu --threads 2 --quiet --set world.width=128 --set world.height
       --frames-every 1 --dump-fields-every 4 --steps $STEPS)
 t0=$(date +%s%N)
 "$H" run "${opts[@]}" --out "$T/ref" || fail "reference run"
+json_sum() { sed -n 's/.*"final_checksum": "\([0-9a-f]*\)".*/\1/p' "$1/run.json"; }
+ref_sum=$(json_sum "$T/ref")
 ref_ms=$((($(date +%s%N) - t0) / 1000000))
 npy_size=$(stat -c %s "$T/ref/fields/field_000000.npy")
 
@@ -39,10 +43,28 @@ check_whole() {
             '^[0-9]+,[0-9]+,[0-9]+,[-0-9.e+]+,[-0-9.e+]+,[-0-9.e+]+,[-0-9.e+]+,[0-9a-f]{16}$' &&
             fail "$d/stats.csv has a broken row"
     fi
+    # frames 0..k under final names, none missing in between
+    local n
+    n=$(ls "$d/frames" 2>/dev/null | grep -c '^frame_[0-9]*\.png$')
+    if [ "$n" -gt 0 ]; then
+        [ -e "$d/frames/$(printf 'frame_%06d.png' $((n - 1)))" ] ||
+            fail "$d: $n frames, but not frames 0..$((n - 1)): a gap"
+    fi
     return 0
 }
 
-killed=0
+# A run that ended (or was killed after its end) resumes with nothing to do: exit 0, and
+# run.json keeps the final checksum of the uninterrupted run.
+check_finished() {
+    local d=$1 out
+    [ -e "$d/checkpoint.hzc" ] || fail "$d: a finished run left no checkpoint"
+    out=$("$H" run --backend cpu --resume "$d/checkpoint.hzc" 2>&1) || fail "resume $d: $out"
+    [ "$(json_sum "$d")" = "$ref_sum" ] || fail "$d: final checksum $(json_sum "$d") != $ref_sum"
+    echo "$out" | grep -q "final checksum $ref_sum" || fail "$d: resume printed: $out"
+    finished=$((finished + 1))
+}
+
+killed=0 finished=0
 # kill at 3%, 15%, ... 90% of the time an uninterrupted run takes
 for pct in 3 15 30 45 60 75 90; do
     ms=$((ref_ms * pct / 100))
@@ -52,13 +74,19 @@ for pct in 3 15 30 45 60 75 90; do
     PID=$!
     sleep "$delay"
     if ! kill -9 $PID 2>/dev/null; then
+        wait $PID 2>/dev/null
         PID=
-        continue # it had finished
+        check_whole "$d"
+        check_finished "$d" # it had finished
+        continue
     fi
     wait $PID 2>/dev/null
     PID=
     check_whole "$d"
-    [ -e "$d/run.json" ] && continue # killed after the end: nothing to resume
+    if [ -e "$d/run.json" ]; then
+        check_finished "$d" # killed after the end
+        continue
+    fi
     if [ ! -e "$d/checkpoint.hzc" ]; then
         # killed before the first checkpoint: nothing to resume, nothing broken
         continue
@@ -75,4 +103,10 @@ for pct in 3 15 30 45 60 75 90; do
     ls "$d" "$d/frames" "$d/fields" | grep -q '\.tmp$' && fail "$d: temporary files left"
 done
 [ $killed -ge 3 ] || fail "only $killed runs were killed mid-way with a checkpoint"
-echo "ok: $killed runs killed with kill -9 and resumed"
+# Always cover a finished run too, and one killed between its last checkpoint and run.json.
+d="$T/done"
+"$H" run "${opts[@]}" --out "$d" --checkpoint-every 3 || fail "finished run"
+check_finished "$d"
+rm "$d/run.json"
+check_finished "$d"
+echo "ok: $killed runs killed with kill -9 and resumed, $finished finished runs resumed"

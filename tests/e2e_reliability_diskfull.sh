@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # e2e_reliability_diskfull.sh - write failures during `horizon run`: a file-size limit
 # (RLIMIT_FSIZE: writes fail part-way as on a full disk, for any user), a full tmpfs (when this
-# user may mount one), an output directory that vanishes mid-run, and one that is read-only.
-# Each ends with exit 1 and an error naming the path and the OS reason; stats.csv keeps whole
-# rows only, no temporary file stays behind, and the last good checkpoint is intact and resumes
-# to the same results as a run that never failed.
+# user may mount one), an output directory that vanishes mid-run, and one that is read-only
+# (refused at the start with exit 2, as any unusable --out path). The others end with exit 1
+# and an error naming the path and the OS reason; stats.csv keeps whole rows only, no temporary
+# file stays behind, and the last good checkpoint is intact and resumes to the same results as
+# a run that never failed.
 # usage: e2e_reliability_diskfull.sh HORIZON_BINARY SOURCE_DIR
 set -u
 H=$1
@@ -84,7 +85,8 @@ if mount -t tmpfs -o size=700k tmpfs "$T/mnt" 2>/dev/null; then
     mount -t tmpfs -o ro,size=100k tmpfs "$MNT" || fail "read-only tmpfs"
     err=$("$H" run "${small[@]}" --out "$MNT/d" --quiet 2>&1)
     rc=$?
-    [ $rc = 1 ] && echo "$err" | grep -q "$MNT/d: cannot create directory: Read-only file system" ||
+    # a path the run cannot use from the start is a bad --out (exit 2), like a file in the way
+    [ $rc = 2 ] && echo "$err" | grep -q "$MNT/d: output directory: cannot create $MNT/d: Read-only file system" ||
         fail "read-only: exit $rc: $err"
     echo "  read-only: $err"
     umount "$MNT"
@@ -94,7 +96,7 @@ elif [ "$(id -u)" != 0 ]; then
     chmod 555 "$T/ro"
     err=$("$H" run "${small[@]}" --out "$T/ro/d" --quiet 2>&1)
     rc=$?
-    [ $rc = 1 ] && echo "$err" | grep -q "$T/ro/d: cannot create directory: Permission denied" ||
+    [ $rc = 2 ] && echo "$err" | grep -q "$T/ro/d: output directory: cannot create $T/ro/d: Permission denied" ||
         fail "unwritable: exit $rc: $err"
     echo "  (no tmpfs here: the full-disk case is covered by the file-size limit only)"
 else

@@ -174,11 +174,47 @@ static void test_bad_arguments(void **state)
     render_queue_destroy(NULL);
 }
 
+/* Final names appear in submission order: frame 0 is slow to encode (noise compresses badly, a
+ * big frame), frame 1 quick (all zeros); while they are written, frame_1.png must never exist
+ * without frame_0.png (a kill -9 then would leave a gap). Polled every 200 us. */
+static void test_renamed_in_order(void **state)
+{
+    const char *dir = *state;
+    enum { BW = 1536, BH = 1536 };
+    render_queue *q = NULL;
+    sim_err err;
+    assert_int_equal(render_queue_create(2, 2, BW, BH, &q, &err), SIM_OK);
+    char p0[256], p1[256];
+    snprintf(p0, sizeof p0, "%s/frame_000000.png", dir);
+    snprintf(p1, sizeof p1, "%s/frame_000001.png", dir);
+    uint8_t *b0 = render_queue_acquire(q);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < (size_t)BW * BH * 4; i++) {
+        x = x * 1664525u + 1013904223u;
+        b0[i] = (uint8_t)(x >> 24);
+    }
+    uint8_t *b1 = render_queue_acquire(q);
+    memset(b1, 0, (size_t)BW * BH * 4);
+    render_queue_submit(q, b0, p0);
+    render_queue_submit(q, b1, p1);
+    int gap = 0;
+    while (access(p0, F_OK) != 0) {
+        if (access(p1, F_OK) == 0)
+            gap = 1;
+        usleep(200);
+    }
+    assert_int_equal(render_queue_finish(q, &err), SIM_OK);
+    render_queue_destroy(q);
+    assert_false(gap);
+    assert_int_equal(access(p1, F_OK), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_many_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_renamed_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_finishes, setup, teardown),
         cmocka_unit_test(test_bad_arguments),
     };
