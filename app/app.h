@@ -26,6 +26,7 @@ int app_run_main(int argc, char **argv);
 int app_info_main(int argc, char **argv);
 int app_bench_main(int argc, char **argv);
 int app_gui_main(int argc, char **argv);
+int app_sweep_main(int argc, char **argv);
 
 /* One option matcher for "--name value" and "--name=value": returns 1 and sets *value (and
  * advances *i past a separate value) when argv[*i] is that option; prints a usage error and

@@ -44,6 +44,11 @@ int app_info_main(int argc, char **argv)
 #else
     printf("viewer: not built (no SDL2)\n");
 #endif
+#ifdef HORIZON_HAVE_MPI
+    printf("mpi: yes (mpirun -np N horizon sweep spreads runs over ranks)\n");
+#else
+    printf("mpi: no (built without MPI)\n");
+#endif
     sim_scenario sc;
     int have_sc = path != NULL || n_sets > 0;
     if (have_sc && app_load_scenario(path, sets, n_sets, &sc) != SIM_OK)

@@ -107,7 +107,7 @@ static int remove_series(const char *dir, const out_series *se, int what, int64_
 }
 
 /* Whether DIR holds anything but the lock file. */
-static int dir_is_empty(const char *dir)
+int app_output_dir_is_empty(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -182,7 +182,7 @@ int app_output_claim(const char *dir, int force, int *lock_fd, sim_err *err)
     int rc = sim_outdir_lock(dir, lock_fd, err);
     if (rc != SIM_OK)
         return rc;
-    if (!force && !dir_is_empty(dir)) {
+    if (!force && !app_output_dir_is_empty(dir)) {
         sim_outdir_unlock(*lock_fd);
         *lock_fd = -1;
         return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may hold an "
@@ -206,7 +206,7 @@ int app_output_prepare(const char *dir, int force, int frames, int fields, int *
             return rc;
         }
         /* Another process may have made it and written into it in the meantime. */
-        if (!*created && !force && !dir_is_empty(dir))
+        if (!*created && !force && !app_output_dir_is_empty(dir))
             return sim_err_set(err, SIM_EINVAL, "%s: output directory is not empty; it may hold "
                                "an earlier run's results (use --force to replace them, or --out "
                                "DIR)", dir);
@@ -225,6 +225,34 @@ int app_output_prepare(const char *dir, int force, int frames, int fields, int *
         return sim_err_set(err, SIM_EINVAL, "%s: output directory is not writable: %s", dir,
                            strerror(errno));
     return SIM_OK;
+}
+
+int app_output_remove_runs(const char *runs, sim_err *err)
+{
+    DIR *d = opendir(runs);
+    if (!d)
+        return SIM_OK;
+    struct dirent *e;
+    int rc = SIM_OK;
+    while (rc == SIM_OK && (e = readdir(d)) != NULL) {
+        int64_t v;
+        if (!numbered_name(e->d_name, "run_", "", &v))
+            continue;
+        char run[SIM_PATH_MAX + 300], file[SIM_PATH_MAX + 400];
+        snprintf(run, sizeof run, "%s/%s", runs, e->d_name);
+        rc = remove_series(run, &series[0], OWN_ALL, 0, NULL, NULL, 0, err);
+        for (int tmp = 0; rc == SIM_OK && tmp < 2; tmp++) {
+            snprintf(file, sizeof file, "%s/stats.csv%s", run, tmp ? ".tmp" : "");
+            if (unlink(file) != 0 && errno != ENOENT)
+                rc = sim_err_set(err, SIM_EIO, "%s: cannot remove: %s", file, strerror(errno));
+        }
+        snprintf(file, sizeof file, "%s/frames", run);
+        rmdir(file);
+        rmdir(run); /* kept when the user put something else there */
+    }
+    closedir(d);
+    rmdir(runs);
+    return rc;
 }
 
 void app_output_abandon(const char *dir, int lock_fd)

@@ -30,6 +30,13 @@ int app_output_prepare(const char *dir, int force, int frames, int fields, int *
                        int *created, sim_err *err);
 void app_output_abandon(const char *dir, int lock_fd);
 
+/* Whether DIR holds nothing but (perhaps) its lock file; a missing DIR is empty. */
+int app_output_dir_is_empty(const char *dir);
+
+/* A sweep's per-run files: removes RUNS/run_NNNNNN/stats.csv and frames/frame_NNNNNN.png (and
+ * their temporary names), then the directories that are left empty. Other files stay. */
+int app_output_remove_runs(const char *runs, sim_err *err);
+
 /* stats.csv: a header row, then one row per call, each in one write (the stream is unbuffered),
  * so a killed run leaves whole rows only. A row that fails (disk full) is cut off again and
  * SIM_EIO returned with the path and the OS reason. app_stats_reopen appends to an existing

@@ -16,6 +16,7 @@ void app_progress_start(app_progress *p, int mode_request, int64_t first, int64_
     p->first = first;
     p->total = total;
     p->t0 = p->last = app_now();
+    p->unit = "step";
 }
 
 static void draw(app_progress *p, int64_t done, double now, int final)
@@ -31,13 +32,13 @@ static void draw(app_progress *p, int64_t done, double now, int final)
         for (int i = 0; i < 30; i++)
             bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r[%s] %5.1f%%  step %lld/%lld  %.1f steps/s  ETA %.0fs   ", bar,
-                frac * 100.0, (long long)done, (long long)p->total, rate, eta);
+        fprintf(stderr, "\r[%s] %5.1f%%  %s %lld/%lld  %.1f %ss/s  ETA %.0fs   ", bar,
+                frac * 100.0, p->unit, (long long)done, (long long)p->total, rate, p->unit, eta);
         if (final)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "progress: step %lld/%lld (%.0f%%) %.1f steps/s, ETA %.0f s\n",
-                (long long)done, (long long)p->total, frac * 100.0, rate, eta);
+        fprintf(stderr, "progress: %s %lld/%lld (%.0f%%) %.1f %ss/s, ETA %.0f s\n", p->unit,
+                (long long)done, (long long)p->total, frac * 100.0, rate, p->unit, eta);
     }
     fflush(stderr);
 }

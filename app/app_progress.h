@@ -10,6 +10,7 @@ typedef struct app_progress {
     double every;      /* seconds between updates */
     int64_t first, total;
     double t0, last;
+    const char *unit;  /* "step" (app_progress_start's choice) or e.g. "run": set after start */
 } app_progress;
 
 /* mode_request: -1 quiet, 0 automatic (bar on a terminal, else a plain line every 30 s),

@@ -9,12 +9,11 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "app_frames.h"
 #include "app_output.h"
 #include "app_progress.h"
 #include "app_resume.h"
 #include "app_signal.h"
-#include "render_frame.h"
-#include "render_queue.h"
 #include "sim_checkpoint.h"
 #include "sim_outdir.h"
 
@@ -67,75 +66,6 @@ static const app_shortcut shortcuts[] = {
     {"--stats-every", "output.stats_every"},
     {"--dump-fields-every", "output.dump_fields_every"},
 };
-
-/* The frame writer: host buffers sized once, a queue of encoder threads. */
-typedef struct frames {
-    render_queue *queue;
-    sim_view view;
-    float *field;
-    uint32_t *agents;
-    uint8_t *occ;
-    int64_t next_index;
-} frames;
-
-static void frames_release(frames *fr)
-{
-    render_queue_destroy(fr->queue);
-    free(fr->field);
-    free(fr->agents);
-    free(fr->occ);
-}
-
-static int frames_init(frames *fr, const sim_scenario *sc, int64_t n_agents, sim_err *err)
-{
-    memset(fr, 0, sizeof *fr);
-    int w, h;
-    render_frame_size(sc, &w, &h);
-    render_view_init(&fr->view, sc->colormap, sc->range_max);
-    render_view_fit(&fr->view, sc->width, sc->height, w, h);
-    int64_t cells = (int64_t)sc->width * sc->height;
-    fr->field = malloc((size_t)cells * sizeof *fr->field);
-    fr->agents = malloc((size_t)(n_agents > 0 ? n_agents : 1) * sizeof *fr->agents);
-    fr->occ = malloc((size_t)cells);
-    if (!fr->field || !fr->agents || !fr->occ)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory for frame buffers");
-    return render_queue_create(2, 4, w, h, &fr->queue, err);
-}
-
-/* Composes the current state into a queue buffer and hands it to the encoders. */
-static int frames_emit(frames *fr, sim *s, const char *dir, sim_err *err)
-{
-    const sim_scenario *sc = sim_get_scenario(s);
-    int rc = render_queue_check(fr->queue, err);
-    if (rc != SIM_OK)
-        return rc;
-    uint8_t *rgba = render_queue_acquire(fr->queue);
-    const sim_backend_ops *ops = sim_get_backend(s);
-    if (ops->compose) {
-        rc = ops->compose(sim_get_backend_state(s), &fr->view, rgba, err);
-    } else {
-        int64_t cells = (int64_t)sc->width * sc->height;
-        rc = sim_read_field(s, fr->field);
-        if (rc == SIM_OK)
-            rc = sim_read_agents(s, fr->agents);
-        if (rc != SIM_OK) {
-            snprintf(err->msg, sizeof err->msg, "%s", sim_errmsg(s));
-        } else {
-            render_frame_occupancy(fr->agents, sim_agent_count(s), fr->occ, cells);
-            render_frame_compose(&fr->view, fr->field, sc->width, sc->height, fr->occ,
-                                 render_field_max(fr->field, cells), rgba);
-        }
-    }
-    char path[SIM_PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/frames/frame_%06" PRId64 ".png", dir, fr->next_index);
-    if (rc != SIM_OK) {
-        render_queue_submit(fr->queue, rgba, NULL);
-        return rc;
-    }
-    render_queue_submit(fr->queue, rgba, path);
-    fr->next_index++;
-    return SIM_OK;
-}
 
 static int dump_field(sim *s, float *buf, const char *dir, sim_err *err)
 {
@@ -281,7 +211,7 @@ typedef struct run_ctx {
     sim_scenario sc;
     sim *s;
     FILE *stats;
-    frames fr;
+    app_frames fr;
     float *dump;
     sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
     int64_t ckpt_every;
@@ -298,7 +228,7 @@ static void run_release(run_ctx *r)
     if (r->stats)
         fclose(r->stats);
     r->stats = NULL;
-    frames_release(&r->fr);
+    app_frames_release(&r->fr);
     memset(&r->fr, 0, sizeof r->fr);
     free(r->dump);
     r->dump = NULL;
@@ -346,7 +276,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
             rc = sim_checkpoint_init(&r->ck, sc, err);
     }
     if (rc == SIM_OK && sc->frames_every > 0) {
-        rc = frames_init(&r->fr, sc, sim_agent_count(r->s), err);
+        rc = app_frames_init(&r->fr, sc, sim_agent_count(r->s), err);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }
@@ -421,7 +351,7 @@ int app_run_main(int argc, char **argv)
     }
 
     /* Step 0 (the initial state) gets a frame and a dump too; a resumed run has them. */
-    if (!o.resume && sc->frames_every > 0 && (rc = frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
+    if (!o.resume && sc->frames_every > 0 && (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
         goto fail;
     if (!o.resume && sc->dump_fields_every > 0 &&
         (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
@@ -446,7 +376,7 @@ int app_run_main(int argc, char **argv)
             if ((rc = app_stats_row(r.stats, &st, r.stats_path, &err)) != SIM_OK)
                 goto fail;
         }
-        if (due(k, sc->frames_every) && (rc = frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
+        if (due(k, sc->frames_every) && (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
             goto fail;
         if (due(k, sc->dump_fields_every) && (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
             goto fail;

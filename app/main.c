@@ -14,6 +14,7 @@ static const char usage[] =
     "commands:\n"
     "  run [SCENARIO]    headless batch run: stats.csv, PNG frames, run.json\n"
     "  gui [SCENARIO]    live SDL2 viewer\n"
+    "  sweep FILE        parameter sweeps and replicates: many runs, one sweep.csv\n"
     "  bench             benchmarks (horizon sums, Jacobi sweeps, full steps)\n"
     "  info [SCENARIO]   version, backends, devices, memory estimate\n"
     "\n"
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "run") == 0)
         return app_run_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0)
+        return app_sweep_main(argc - 1, argv + 1);
     if (strcmp(cmd, "gui") == 0)
         return app_gui_main(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)

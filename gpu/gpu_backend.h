@@ -26,6 +26,12 @@ const sim_backend_ops *gpu_cuda_backend(void);
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
 int gpu_probe(char *why, size_t n);
 
+/* Makes device `dev` (0 .. gpu_probe()-1) the calling thread's current device, so that the
+ * instances this thread creates live there (an instance keeps to the device it was created on
+ * and must be stepped from a thread whose current device it is). SIM_ENODEV with the reason when
+ * the device cannot be used. */
+int gpu_use_device(int dev, sim_err *err);
+
 /* Prints the devices (name, compute capability, multiprocessors, free/total memory) to f, and for
  * a scenario (may be NULL) the device memory the CUDA backend would allocate for it. */
 void gpu_info_print(FILE *f, const sim_scenario *sc);

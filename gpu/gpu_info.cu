@@ -109,6 +109,16 @@ extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
     return b;
 }
 
+extern "C" int gpu_use_device(int dev, sim_err *err)
+{
+    cudaError_t e = cudaSetDevice(dev);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return sim_err_set(err, SIM_ENODEV, "CUDA device %d: %s", dev, cudaGetErrorString(e));
+    }
+    return SIM_OK;
+}
+
 extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
 {
     char why[256];
