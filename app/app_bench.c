@@ -28,6 +28,9 @@ static const char bench_usage[] =
     "  --size N                 field side for the horizon sections (default 4096)\n"
     "  --quick                  fewer repeats and samples (a smoke test)\n"
     "  --json FILE              also write the results as JSON\n"
+    "  --sweep-only             only the sweep section: N runs of the default scenario through\n"
+    "                           horizon sweep vs one after another vs separate processes\n"
+    "  --sweep-runs N           runs in the sweep section (default 256 on CUDA, 64 on the CPU)\n"
     "  -h, --help               this help\n";
 
 static int cmp_double(const void *a, const void *b)
@@ -169,8 +172,8 @@ static int bench_cpu_steps(FILE *json, int quick)
 int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
-    int quick = 0, bad = 0;
-    int64_t size = 4096;
+    int quick = 0, bad = 0, sweep_only = 0;
+    int64_t size = 4096, sweep_runs = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -178,6 +181,11 @@ int app_bench_main(int argc, char **argv)
             return APP_EXIT_OK;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--sweep-only") == 0) {
+            sweep_only = 1;
+        } else if (app_opt(argc, argv, &i, "--sweep-runs", &v, &bad)) {
+            if (!bad && !app_parse_i64("--sweep-runs", v, 1, 100000, &sweep_runs))
+                bad = 1;
         } else if (app_opt(argc, argv, &i, "--backend", &v, &bad)) {
             backend = v;
         } else if (app_opt(argc, argv, &i, "--json", &v, &bad)) {
@@ -207,6 +215,15 @@ int app_bench_main(int argc, char **argv)
         fprintf(json, "{\n  \"version\": \"%s\",\n", HORIZON_VERSION);
     printf("horizon bench %s%s\n", HORIZON_VERSION, quick ? " (quick)" : "");
     int rc = SIM_OK;
+    if (sweep_only) {
+        const sim_backend_ops *ops = NULL;
+        rc = app_pick_backend(backend, &ops, 1);
+        if (json)
+            fprintf(json, "  \"backend\": \"%s\"", ops ? ops->name : "none");
+        if (rc == SIM_OK)
+            rc = app_bench_sweep(json, ops->name, quick, (int)sweep_runs);
+        want_cpu = want_gpu = 0;
+    }
     if (want_cpu) {
         rc = bench_horizon(json, (int)(quick && size > 2048 ? 2048 : size), quick);
         if (rc == SIM_OK)
@@ -227,6 +244,8 @@ int app_bench_main(int argc, char **argv)
             rc = gpu_bench_run(quick, (int)size, stdout, json, &err);
             if (rc != SIM_OK)
                 fprintf(stderr, "horizon bench: %s\n", err.msg);
+            if (rc == SIM_OK)
+                rc = app_bench_sweep(json, "cuda", quick, (int)sweep_runs);
 #endif
         }
     }

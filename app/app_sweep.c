@@ -198,6 +198,24 @@ static char *sweep_json_text(const sim_sweep *sw)
     return text;
 }
 
+/* Removes the lines that name paths ("file", "base") from a sweep's JSON text, in place: the
+ * same sweep given by another path (or from another directory) is the same sweep. Its contents,
+ * the base scenario included, stay in the text and are compared. */
+static void strip_paths(char *text)
+{
+    char *w = text;
+    for (char *r = text; *r;) {
+        size_t n = strcspn(r, "\n");
+        int drop = strncmp(r, "    \"file\": ", 12) == 0 || strncmp(r, "    \"base\": ", 12) == 0;
+        if (!drop) {
+            memmove(w, r, n + (r[n] == '\n'));
+            w += n + (r[n] == '\n');
+        }
+        r += n + (r[n] == '\n');
+    }
+    *w = '\0';
+}
+
 static char *read_text(const char *path, size_t limit)
 {
     FILE *f = fopen(path, "rb");
@@ -332,7 +350,15 @@ static int open_dir(sweep_ctx *c, const sweep_opts *o, const char *spec, const c
     char path[SIM_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/sweep.json", o->dir);
     char *old = read_text(path, 64 << 20);
-    int same = old && strstr(old, spec) != NULL;
+    char *mine = strdup(spec), window[64];
+    if (old && mine) {
+        strip_paths(old);
+        strip_paths(mine);
+    }
+    /* The window changes the mean_* columns: part of what makes two sweeps the same. */
+    snprintf(window, sizeof window, "\"window\": %" PRId64 ",", c->plan.window);
+    int same = old && mine && strstr(old, mine) != NULL && strstr(old, window) != NULL;
+    free(mine);
     int had = old != NULL;
     free(old);
     if (o->force) {

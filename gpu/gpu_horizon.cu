@@ -574,11 +574,13 @@ __global__ void hz_naive_kernel(gpu_hz_geom g, const float *__restrict__ field,
 /* Dispatch                                                                                    */
 
 template <int MODE, bool SMALL, class OUT>
-static int plan_kernel(const gpu_hz_plan *p, int *blocks_per_sm, sim_err *err)
+static int plan_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
+    /* The limit is a property of the kernel, shared by every instance in the process: set it to
+     * the device's maximum, not to this plan's need, or an instance with a smaller radius made
+     * on another thread would lower it under a larger one's launches (invalid argument). */
     GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)p->smem));
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     /* Without this the driver may configure the smallest shared-memory carve-out that fits one
      * block, and the persistent grid sized below would run in several waves. */
     GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
@@ -590,10 +592,10 @@ static int plan_kernel(const gpu_hz_plan *p, int *blocks_per_sm, sim_err *err)
 }
 
 template <int MODE, bool SMALL>
-static int plan_both(const gpu_hz_plan *p, int *a, int *b, sim_err *err)
+static int plan_both(const gpu_hz_plan *p, int optin, int *a, int *b, sim_err *err)
 {
-    GPU_TRY((plan_kernel<MODE, SMALL, decide_out>(p, a, err)));
-    return plan_kernel<MODE, SMALL, sums_out>(p, b, err);
+    GPU_TRY((plan_kernel<MODE, SMALL, decide_out>(p, optin, a, err)));
+    return plan_kernel<MODE, SMALL, sums_out>(p, optin, b, err);
 }
 
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)
@@ -615,11 +617,11 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
                            g->r, p->smem, optin);
     int a = 0, b = 0;
     if (mode == GPU_HMODE_DENSE)
-        GPU_TRY(g->small ? plan_both<GPU_HMODE_DENSE, true>(p, &a, &b, err)
-                         : plan_both<GPU_HMODE_DENSE, false>(p, &a, &b, err));
+        GPU_TRY(g->small ? plan_both<GPU_HMODE_DENSE, true>(p, optin, &a, &b, err)
+                         : plan_both<GPU_HMODE_DENSE, false>(p, optin, &a, &b, err));
     else
-        GPU_TRY(g->small ? plan_both<GPU_HMODE_SPARSE, true>(p, &a, &b, err)
-                         : plan_both<GPU_HMODE_SPARSE, false>(p, &a, &b, err));
+        GPU_TRY(g->small ? plan_both<GPU_HMODE_SPARSE, true>(p, optin, &a, &b, err)
+                         : plan_both<GPU_HMODE_SPARSE, false>(p, optin, &a, &b, err));
     int per_sm = a < b ? a : b;
     if (per_sm < 1)
         per_sm = 1;
