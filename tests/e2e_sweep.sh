@@ -6,7 +6,7 @@
 # present and built in) 2 and 3 ranks write the same sweep.csv as one process.
 # usage: e2e_sweep.sh HORIZON_BINARY SOURCE_DIR
 set -u
-H=$1
+H=$(realpath "$1")
 SRC=$2
 T=$(mktemp -d /tmp/hz_e2e_sweep_XXXXXX)
 PID=
