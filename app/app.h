@@ -28,10 +28,10 @@ int app_bench_main(int argc, char **argv);
 int app_gui_main(int argc, char **argv);
 int app_sweep_main(int argc, char **argv);
 
-/* The sweep section of `horizon bench` (app_bench_sweep.c): `runs` runs (0: the default for the
- * backend) through horizon sweep, against one after another and separate processes; prints a
+/* The sweep section of `horizon bench` (app_bench_sweep.c): `runs` runs of `steps` steps (0: the
+ * defaults for the backend) through horizon sweep, against one after another and separate processes; prints a
  * table and appends `,"sweep": {...}` to json when not NULL. */
-int app_bench_sweep(FILE *json, const char *backend, int quick, int runs);
+int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int steps);
 
 /* One option matcher for "--name value" and "--name=value": returns 1 and sets *value (and
  * advances *i past a separate value) when argv[*i] is that option; prints a usage error and

@@ -31,6 +31,7 @@ static const char bench_usage[] =
     "  --sweep-only             only the sweep section: N runs of the default scenario through\n"
     "                           horizon sweep vs one after another vs separate processes\n"
     "  --sweep-runs N           runs in the sweep section (default 256 on CUDA, 64 on the CPU)\n"
+    "  --sweep-steps N          steps of each of those runs (default 500)\n"
     "  -h, --help               this help\n";
 
 static int cmp_double(const void *a, const void *b)
@@ -173,7 +174,7 @@ int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
     int quick = 0, bad = 0, sweep_only = 0;
-    int64_t size = 4096, sweep_runs = 0;
+    int64_t size = 4096, sweep_runs = 0, sweep_steps = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -183,6 +184,9 @@ int app_bench_main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--sweep-only") == 0) {
             sweep_only = 1;
+        } else if (app_opt(argc, argv, &i, "--sweep-steps", &v, &bad)) {
+            if (!bad && !app_parse_i64("--sweep-steps", v, 1, 1000000, &sweep_steps))
+                bad = 1;
         } else if (app_opt(argc, argv, &i, "--sweep-runs", &v, &bad)) {
             if (!bad && !app_parse_i64("--sweep-runs", v, 1, 100000, &sweep_runs))
                 bad = 1;
@@ -221,7 +225,7 @@ int app_bench_main(int argc, char **argv)
         if (json)
             fprintf(json, "  \"backend\": \"%s\"", ops ? ops->name : "none");
         if (rc == SIM_OK)
-            rc = app_bench_sweep(json, ops->name, quick, (int)sweep_runs);
+            rc = app_bench_sweep(json, ops->name, quick, (int)sweep_runs, (int)sweep_steps);
         want_cpu = want_gpu = 0;
     }
     if (want_cpu) {
@@ -245,7 +249,7 @@ int app_bench_main(int argc, char **argv)
             if (rc != SIM_OK)
                 fprintf(stderr, "horizon bench: %s\n", err.msg);
             if (rc == SIM_OK)
-                rc = app_bench_sweep(json, "cuda", quick, (int)sweep_runs);
+                rc = app_bench_sweep(json, "cuda", quick, (int)sweep_runs, (int)sweep_steps);
 #endif
         }
     }

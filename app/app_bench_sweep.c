@@ -146,14 +146,14 @@ static int processes(const char *base, const char *dir, const char *backend, int
     return SIM_OK;
 }
 
-int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
+int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int steps_req)
 {
     char dir[] = "/tmp/hz_bench_sweep_XXXXXX";
     if (!mkdtemp(dir))
         return SIM_EIO;
     int is_cuda = strcmp(backend, "cuda") == 0;
     /* The default scenario, 500 steps, no output but sweep.csv: runs differ by seed only. */
-    int steps = quick ? 100 : 500;
+    int steps = steps_req > 0 ? steps_req : quick ? 100 : 500;
     int width = is_cuda ? 512 : 128;
     if (runs <= 0)
         runs = quick ? 32 : (is_cuda ? 256 : 64);
@@ -176,6 +176,14 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
     fprintf(g, common, width, width, steps);
     fclose(f);
     fclose(g);
+    /* The same runs with 0 steps: what setting a run up and tearing it down costs. */
+    char file0[256];
+    snprintf(file0, sizeof file0, "%s/setup.ini", dir);
+    if ((f = fopen(file0, "w")) == NULL)
+        return SIM_EIO;
+    fprintf(f, "[sweep]\nbase = default\nreplicates = %d\n", runs);
+    fprintf(f, common, width, width, 0);
+    fclose(f);
 
     printf("\nsweep: %d runs of the default scenario at %dx%d, %d steps each, %s backend\n",
            runs, width, width, steps, backend);
@@ -183,7 +191,10 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
     char a_dir[1200], b_dir[1200];
     snprintf(a_dir, sizeof a_dir, "%s/a", dir);
     snprintf(b_dir, sizeof b_dir, "%s/b", dir);
-    int rc = SIM_OK;
+    int rc;
+    /* Every device's context is made before anything is timed. */
+    double warm;
+    rc = sweep_once(file0, a_dir, backend, NULL, NULL, &warm);
     /* Runs at once: the default, and on the GPU a scan to show why it is the default. */
     static const int scan[] = {4, 8, 16, 32, 64};
     int best_jobs = 0;
@@ -215,6 +226,11 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
     if (rc == SIM_OK)
         rc = sweep_once(file, b_dir, backend, "--jobs=1", NULL, &t_seq);
     int equal = rc == SIM_OK && same_rows(a_dir, b_dir);
+    double t_setup = 0, t_setup_one = 0;
+    if (rc == SIM_OK)
+        rc = sweep_once(file0, b_dir, backend, NULL, NULL, &t_setup);
+    if (rc == SIM_OK && is_cuda && ngpus > 1)
+        rc = sweep_once(file0, b_dir, backend, "--gpus=0", NULL, &t_setup_one);
     int k = quick ? 2 : 8;
     if (rc == SIM_OK)
         rc = processes(base, dir, backend, k, &t_proc);
@@ -235,6 +251,11 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
             printf("  %-34s %10.3f %12.0f %8.1fx %8s %s\n", "one GPU of the machine", t_one,
                    steps_all / t_one, t_one / t_pool, ">= 1.8x",
                    t_one / t_pool >= 1.8 ? "met" : "missed");
+        printf("  %-34s %10.3f %12s   (%.3f ms a run)\n", "setup only (0 steps), defaults",
+               t_setup, "", 1e3 * t_setup / runs);
+        if (t_setup_one > 0)
+            printf("  %-34s %10.3f %12s   (%.3f ms a run)\n", "setup only (0 steps), one GPU",
+                   t_setup_one, "", 1e3 * t_setup_one / runs);
         printf("  rows identical (sweep vs --jobs 1): %s\n", equal ? "yes" : "NO");
         if (best_jobs)
             printf("  fastest runs at once on one GPU: %d\n", best_jobs);
@@ -243,9 +264,10 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs)
         fprintf(json, ",\n  \"sweep\": {\"backend\": \"%s\", \"runs\": %d, \"steps\": %d, "
                 "\"size\": %d, \"sweep_s\": %.4f, \"sequential_s\": %.4f, \"processes_s_est\": "
                 "%.4f, \"processes_timed\": %d, \"one_gpu_s\": %.4f, \"gpus\": %d, "
-                "\"rows_equal\": %s, \"best_jobs_one_gpu\": %d}", backend, runs, steps, width,
+                "\"rows_equal\": %s, \"best_jobs_one_gpu\": %d, \"setup_s\": %.4f, "
+                "\"setup_one_gpu_s\": %.4f}", backend, runs, steps, width,
                 t_pool, t_seq, t_proc_all, k, t_one, ngpus, equal ? "true" : "false",
-                best_jobs);
+                best_jobs, t_setup, t_setup_one);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     snprintf(path, sizeof path, "%s", dir);
     rmdir(path);

@@ -680,6 +680,11 @@ int app_sweep_main(int argc, char **argv)
         fputc('\n', stderr);
     }
 
+#ifdef HORIZON_HAVE_CUDA
+    /* Equal worlds one after another: each run takes the memory the last one gave back. */
+    if (is_cuda)
+        gpu_alloc_pool(1);
+#endif
     app_signals_install(&old_signals);
     signals_on = 1;
     pthread_mutex_init(&c.mu, NULL);
@@ -774,6 +779,10 @@ int app_sweep_main(int argc, char **argv)
     free(msg);
     for (int w = 0; w < nworkers; w++)
         pthread_join(workers[w].thread, NULL);
+#ifdef HORIZON_HAVE_CUDA
+    if (is_cuda)
+        gpu_alloc_pool(0);
+#endif
     drain_rows(&c, o.dir, &err);
     app_progress_end(&prog, c.written);
     int sig = app_signal_pending();

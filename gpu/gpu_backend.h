@@ -26,6 +26,13 @@ const sim_backend_ops *gpu_cuda_backend(void);
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
 int gpu_probe(char *why, size_t n);
 
+/* Turns the reuse of device and pinned allocations on or off (off at start). While on, memory an
+ * instance gives back is kept for the next instance that asks for the same size on the same
+ * device, so that a sweep of many equal worlds sets runs up without cudaMalloc / cudaFree (they
+ * serialise on a driver lock and wait for the whole device). Turning it off frees what is kept.
+ * Allocation failures (and the HORIZON_GPU_FAIL_ALLOC hook) behave the same either way. */
+void gpu_alloc_pool(int on);
+
 /* Makes device `dev` (0 .. gpu_probe()-1) the calling thread's current device, so that the
  * instances this thread creates live there (an instance keeps to the device it was created on
  * and must be stepped from a thread whose current device it is). SIM_ENODEV with the reason when

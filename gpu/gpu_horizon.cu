@@ -13,6 +13,7 @@
  * algorithm here (prefix spans, the dense table, the naive box loop) thus gives the CPU's int64
  * sums bit for bit. 32-bit rows halve the shared memory and the shared-memory traffic of the
  * int64 rows they replace. */
+#include <atomic>
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
@@ -577,15 +578,27 @@ template <int MODE, bool SMALL, class OUT>
 static int plan_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
     /* The limit is a property of the kernel, shared by every instance in the process: set it to
-     * the device's maximum, not to this plan's need, or an instance with a smaller radius made
-     * on another thread would lower it under a larger one's launches (invalid argument). */
-    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    /* Without this the driver may configure the smallest shared-memory carve-out that fits one
-     * block, and the persistent grid sized below would run in several waves. */
-    GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
+     * the device's maximum (less the kernel's static shared memory), not to this plan's need,
+     * or an instance with a smaller radius made on another thread would lower it under a larger
+     * one's launches (invalid argument). */
+    /* Once per device (the same values every time; a race sets them twice, harmlessly). */
+    static std::atomic<unsigned long long> done_on(0);
+    int dev = 0;
+    GPU_CHECK(err, cudaGetDevice(&dev));
+    unsigned long long bit = dev < 64 ? 1ull << dev : 0;
+    if (!bit || !(done_on.load() & bit)) {
+        cudaFuncAttributes fa;
+        GPU_CHECK(err, cudaFuncGetAttributes(&fa, hz_tile_kernel<MODE, SMALL, OUT>));
+        GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            optin - (int)fa.sharedSizeBytes));
+        /* Without this the driver may configure the smallest shared-memory carve-out that fits
+         * one block, and the persistent grid sized below would run in several waves. */
+        GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
+                                            cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+        done_on.fetch_or(bit);
+    }
     GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                        blocks_per_sm, hz_tile_kernel<MODE, SMALL, OUT>, GPU_HZ_THREADS, p->smem));
     return SIM_OK;

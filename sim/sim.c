@@ -62,7 +62,7 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
                          sc->height);
         goto done;
     }
-    rc = sim_world_init(sc, field, agents, err);
+    rc = sim_world_init(sc, threads, field, agents, err);
     if (rc == SIM_OK)
         rc = sim_create_from_state(sc, ops, threads, 0, field, agents, n, out, err);
 done:

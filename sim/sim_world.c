@@ -2,6 +2,7 @@
 #include "sim_world.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,8 @@ static void pick_distinct(uint64_t seed, uint32_t *cand, int64_t n_cand, uint32_
     }
 }
 
-int sim_world_init(const sim_scenario *sc, float *field, uint32_t *agents, sim_err *err)
+int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *agents,
+                   sim_err *err)
 {
     int w = sc->width, h = sc->height;
     int64_t cells = (int64_t)w * h;
@@ -41,7 +43,10 @@ int sim_world_init(const sim_scenario *sc, float *field, uint32_t *agents, sim_e
         return sim_err_set(err, SIM_EINVAL, "agents: %lld agents do not fit in %lld cells",
                            (long long)n, (long long)cells);
 
-#pragma omp parallel for schedule(static)
+    /* The caller's thread count: a sweep runs many worlds at once, one thread each, and a team
+     * of every core per world would oversubscribe the machine many times over. */
+    int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t i = 0; i < cells; i++) {
         float v = sc->initial;
         if (sc->init_noise > 0.0f) {

@@ -8,8 +8,10 @@
 #include "sim_scenario.h"
 #include "sim_status.h"
 
-/* Fills field (width*height) and agents (sim_scenario_agent_count cells, distinct). */
-int sim_world_init(const sim_scenario *sc, float *field, uint32_t *agents, sim_err *err);
+/* Fills field (width*height) and agents (sim_scenario_agent_count cells, distinct), the field
+ * with `threads` OpenMP threads (0: all; the values do not depend on it). */
+int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *agents,
+                   sim_err *err);
 
 /* Checks a state: every agent cell inside the grid and no cell holding two agents.
  * SIM_EINVAL with the first offending agent otherwise. */

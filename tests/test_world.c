@@ -32,7 +32,7 @@ static world make(const sim_scenario *sc)
     assert_non_null(wd.field);
     assert_non_null(wd.agents);
     sim_err err = {{0}};
-    if (sim_world_init(sc, wd.field, wd.agents, &err) != SIM_OK)
+    if (sim_world_init(sc, 0, wd.field, wd.agents, &err) != SIM_OK)
         fail_msg("%s", err.msg);
     return wd;
 }
