@@ -8,10 +8,12 @@
  * Threads: the main thread owns the output files and, under MPI, all MPI calls; workers take
  * run indices from a shared counter and hand their finished rows to it through a list under
  * one mutex. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +535,12 @@ static void dry_run(const sim_sweep *sw)
 
 /* ---- the sweep ---- */
 
+static int cores_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 /* Rank 0, when a signal arrives while other ranks still work (mpirun sends SIGTERM to every rank
  * when one of them dies): says at once which ranks have not finished and which of their runs
  * are not recorded, since mpirun may kill this rank too before the runs in flight end. */
@@ -664,6 +672,14 @@ int app_sweep_main(int argc, char **argv)
     for (int64_t r = 0; r < c.runs; r++)
         c.todo += !is_done(&c, r);
     int64_t recorded = c.runs - c.todo;
+    /* mpirun binds each rank to one core by default (2 ranks or fewer): the workers of a rank
+     * would then share that core. Say so; the binding is the user's to choose. */
+    cpu_set_t allowed;
+    if (c.nranks > 1 && c.rank == 0 && sched_getaffinity(0, sizeof allowed, &allowed) == 0 &&
+        CPU_COUNT(&allowed) < o.jobs && CPU_COUNT(&allowed) < cores_online())
+        fprintf(stderr, "horizon: warning: this rank may use %d of the machine's cores for %d "
+                "runs at once (mpirun's core binding); use mpirun --bind-to none, or "
+                "--map-by slot:PE=N to give each rank N cores\n", CPU_COUNT(&allowed), o.jobs);
     if (c.rank == 0 && !o.quiet) {
         fprintf(stderr, "horizon: sweep %s: %" PRId64 " runs", o.file, c.runs);
         if (recorded)
