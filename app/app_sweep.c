@@ -411,6 +411,78 @@ static int write_row(sweep_ctx *c, const char *row, const char *dir, sim_err *er
     return SIM_OK;
 }
 
+static int cmp_row(const void *a, const void *b)
+{
+    long long x = atoll(*(char *const *)a), y = atoll(*(char *const *)b);
+    return (x > y) - (x < y);
+}
+
+/* Once every run is recorded: sweep.csv rewritten in run order (atomically), so that a finished
+ * sweep's file is the same bytes however its runs were spread, interrupted or resumed. Holds one
+ * row per run for the moment it takes. */
+static int sort_rows(const char *dir, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (len + n + 1 > cap) {
+            size_t want = (len + n + 1) * 2;
+            char *more = realloc(text, want);
+            if (!more) {
+                free(text);
+                fclose(f);
+                return sim_err_set(err, SIM_ENOMEM, "out of memory sorting %s", path);
+            }
+            text = more;
+            cap = want;
+        }
+        memcpy(text + len, buf, n);
+        len += n;
+    }
+    fclose(f);
+    if (!text)
+        return SIM_OK;
+    text[len] = '\0';
+    size_t rows = 0;
+    for (size_t i = 0; i < len; i++)
+        rows += text[i] == '\n';
+    char **line = malloc((rows + 1) * sizeof *line);
+    char *out = malloc(len + 1);
+    int rc = SIM_OK;
+    if (!line || !out) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory sorting %s", path);
+    } else {
+        size_t k = 0;
+        for (char *p = text; *p && k <= rows; k++) {
+            line[k] = p;
+            char *nl = strchr(p, '\n');
+            if (!nl)
+                break;
+            p = nl + 1;
+        }
+        if (k > 2)
+            qsort(line + 1, k - 1, sizeof *line, cmp_row);
+        size_t used = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t m = strcspn(line[i], "\n") + 1;
+            memcpy(out + used, line[i], m);
+            used += m;
+        }
+        rc = app_write_atomic(path, out, used, err);
+    }
+    free(line);
+    free(out);
+    free(text);
+    return rc;
+}
+
 /* ---- options ---- */
 
 static int parse_gpus(const char *text, sweep_ctx *c, int available)
@@ -816,6 +888,11 @@ int app_sweep_main(int argc, char **argv)
     }
     double wall = app_now() - t0;
     int complete = c.written == c.todo;
+    if (complete && write_rc == SIM_OK) {
+        close(c.csv_fd);
+        c.csv_fd = -1;
+        write_rc = sort_rows(o.dir, &err);
+    }
     int jrc = write_sweep_json(&c, &o, spec, wall, complete, &err);
     if (write_rc != SIM_OK || jrc != SIM_OK) {
         rc = write_rc != SIM_OK ? write_rc : jrc;
