@@ -25,6 +25,20 @@ typedef struct key_def {
     const char *defval;    /* default, as text (parsed at start-up by sim_scenario_defaults) */
 } key_def;
 
+
+void sim_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
 static const char *const boundary_names[] = {"periodic", "wall", "fixed", NULL};
 static const char *const placement_names[] = {"random", "center", NULL};
 static const char *const colormap_names[] = {"viridis", "magma", "inferno", "gray", NULL};
@@ -512,16 +526,7 @@ static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int j
             fputs(field, f);
             break;
         }
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *)field; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                fprintf(f, "\\%c", *p);
-            else if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-        fputc('"', f);
+        sim_json_string(f, field);
         break;
     }
 }

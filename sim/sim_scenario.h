@@ -121,6 +121,9 @@ int64_t sim_scenario_agent_count(const sim_scenario *sc);
 /* Writes the scenario as INI text that parses back to the same values (exact floats). */
 void sim_scenario_write_ini(const sim_scenario *sc, FILE *f);
 
+/* Writes s as a JSON string literal (quotes, backslashes and control characters escaped). */
+void sim_json_string(FILE *f, const char *s);
+
 /* Writes the scenario as one JSON object {"world": {...}, ...} without a trailing newline. */
 void sim_scenario_write_json(const sim_scenario *sc, FILE *f, int indent);
 

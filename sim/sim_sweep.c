@@ -1148,27 +1148,13 @@ void sim_sweep_run_args(const sim_sweep *sw, int64_t run, char *buf, size_t n)
     append_set(buf, n, &used, arg);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 void sim_sweep_write_json(const sim_sweep *sw, FILE *f, int indent)
 {
     int in = indent + 2;
     fprintf(f, "{\n%*s\"file\": ", in, "");
-    json_string(f, sw->path);
+    sim_json_string(f, sw->path);
     fprintf(f, ",\n%*s\"base\": ", in, "");
-    json_string(f, sw->base_name);
+    sim_json_string(f, sw->base_name);
     fprintf(f, ",\n%*s\"combine\": \"%s\",\n%*s\"replicates\": %d,\n%*s\"runs\": %" PRId64
             ",\n%*s\"seed\": %" PRIu64 ",\n%*s\"keys\": [",
             in, "", sim_sweep_combine(sw), in, "", sw->replicates, in, "", sw->runs, in, "",
@@ -1180,7 +1166,7 @@ void sim_sweep_write_json(const sim_sweep *sw, FILE *f, int indent)
         for (int64_t i = 0; i < sk->n; i++) {
             if (i)
                 fputs(", ", f);
-            json_string(f, sk->text + sk->off[i]);
+            sim_json_string(f, sk->text + sk->off[i]);
         }
         fputs("]}", f);
     }
