@@ -125,7 +125,11 @@ rc=${PIPESTATUS[0]}
 set +o pipefail
 echo "ok: closed pipes"
 
-# 8. No memory for the state: exit 3, and no output directory left behind.
+# 8. No memory for the state: exit 3, and no output directory left behind. (Not under
+#    AddressSanitizer, whose shadow memory does not fit a virtual-memory limit.)
+if ldd "$H" 2>/dev/null | grep -q libasan; then
+    echo "(sanitizer build: the out-of-memory part is not run)"
+else
 err=$( (ulimit -v 2000000; exec "$H" run --backend cpu --threads 1 --quiet \
     --set world.width=30000 --set world.height=30000 --set agents.count=10 --out "$T/oom") 2>&1)
 rc=$?
@@ -136,6 +140,7 @@ err=$( (ulimit -v 2000000; exec "$H" run --backend cpu --threads 1 --quiet \
     --set world.width=30000 --set world.height=30000 --set agents.count=10 --out "$T/oom2") 2>&1)
 [ $? = 3 ] && [ -z "$(ls "$T/oom2")" ] || fail "out of memory in an empty directory: $err"
 echo "ok: out of memory ($err)"
+fi
 
 # 9. --out paths that cannot be used: exit 2, one message style, nothing created.
 touch "$T/afile"

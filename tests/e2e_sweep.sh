@@ -145,6 +145,10 @@ echo "ok: refusals"
 if command -v mpirun >/dev/null && "$H" sweep --help | grep -q mpirun &&
     "$H" info 2>/dev/null | grep -q '^mpi: yes'; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # Under the sanitizer build: OpenMPI's plugins leave allocations behind from modules that
+    # are unloaded at exit (LeakSanitizer cannot name them, so no suppression matches). Leaks
+    # stay checked for Horizon's own code by the runs above.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     for np in 2 3; do
         timeout 300 mpirun --oversubscribe -np $np "$H" sweep "$T/s.ini" --out "$T/mpi$np" \
             --backend cpu --jobs 2 --window 5 --quiet > "$T/mpi.log" 2>&1 ||
