@@ -129,6 +129,24 @@ rec=$(sed -n 's/^horizon gui: recorded \([0-9]*\) frames to .*/\1/p' "$T/input.o
 [ -n "$rec" ] && [ "$rec" -ge 2 ] || fail "E recorded '$rec' frames: $(cat "$T/input.out")"
 [ "$(ls "$T"/out/recording_001/frame_*.png | wc -l)" = "$rec" ] || fail "recording_001/ lacks frames"
 
+# ---- the output directory's lock: a session never writes where a run is writing ----
+"$HZ" run "${SMALL[@]}" --steps 100000000 --stats-every 1 --out "$T/held" --quiet &
+HOLDER=$!
+for _ in $(seq 1 500); do [ -s "$T/held/stats.csv" ] && break; sleep 0.02; done
+rc=$(gui held "key s
+quit" --out "$T/held")
+kill -9 $HOLDER
+wait $HOLDER 2>/dev/null || true
+[ "$rc" = 0 ] || fail "snapshot into a held directory: exit $rc"
+grep -q "cannot write: $T/held: in use by pid $HOLDER" "$T/held.out" ||
+    fail "snapshot into a held directory: $(cat "$T/held.out")"
+ls "$T/held" | grep -q snapshot && fail "the session wrote into a directory a run holds"
+# once the run is gone (kill -9: the kernel dropped its lock) the snapshot goes there
+rc=$(gui held2 "key s
+quit" --out "$T/held")
+[ "$rc" = 0 ] && ls "$T/held" | grep -q '^snapshot_000000.png$' ||
+    fail "snapshot after the holder died: $(cat "$T/held2.out")"
+
 # ---- bad scripts: exit 2 with the file and line, nothing opened ----
 rc=$(gui bad "step 1
 jump 3")
