@@ -681,6 +681,9 @@ int app_sweep_main(int argc, char **argv)
 
     if ((rc = app_mpi_start(&c.rank, &c.nranks, &err)) != SIM_OK)
         goto fail;
+    /* The sweep's own time (sweep.json's wall_seconds), from here: the launch of the ranks and
+     * MPI's start are mpirun's, and are not the sweep's rate. */
+    t0 = app_now();
     if ((rc = sim_sweep_load(o.file, o.sets, o.n_sets, &sw, &err)) != SIM_OK)
         goto fail;
     if (o.dry_run) {
