@@ -276,7 +276,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
             rc = sim_checkpoint_init(&r->ck, sc, err);
     }
     if (rc == SIM_OK && sc->frames_every > 0) {
-        rc = app_frames_init(&r->fr, sc, sim_agent_count(r->s), err);
+        rc = app_frames_init(&r->fr, sc, err);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "sim_alloc.h"
+#include "sim_impl.h"
 #include "sim_rules.h"
 }
 
@@ -233,19 +234,46 @@ static int gpu_compose(void *p, const sim_view *view, uint8_t *rgba, sim_err *er
     return gpu_view_compose((gpu_state *)p, view, rgba, err);
 }
 
-static const sim_backend_ops cuda_ops = {
-    "cuda",       gpu_create,  gpu_destroy, gpu_step,    gpu_read_field, gpu_read_agents,
-    gpu_checksum, gpu_horizon, gpu_paint,   gpu_compose,
-};
+/* The table, member by member: designated initializers are C++20 and this code is C++17 (the
+ * CUDA standard in CMakeLists.txt). constexpr keeps it a constant, built at compile time like
+ * sim_cpu.c's designated initializer, so no static constructor runs and no order of
+ * initialisation matters. */
+static constexpr sim_backend_ops make_cuda_ops()
+{
+    sim_backend_ops o = {};
+    o.version = SIM_BACKEND_VERSION;
+    o.name = "cuda";
+    o.create = gpu_create;
+    o.destroy = gpu_destroy;
+    o.step = gpu_step;
+    o.read_field = gpu_read_field;
+    o.read_agents = gpu_read_agents;
+    o.checksum = gpu_checksum;
+    o.horizon = gpu_horizon;
+    o.paint = gpu_paint;
+    o.compose = gpu_compose;
+    return o;
+}
+
+static constexpr sim_backend_ops cuda_ops = make_cuda_ops();
 
 extern "C" const sim_backend_ops *gpu_cuda_backend(void)
 {
     return &cuda_ops;
 }
 
-extern "C" int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err)
+/* The instance behind s, or NULL when s runs on another backend. */
+static gpu_state *instance(sim *s)
 {
-    gpu_state *st = (gpu_state *)backend;
+    return sim_get_backend(s) == &cuda_ops ? (gpu_state *)sim_get_backend_state(s) : NULL;
+}
+
+extern "C" int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err)
+{
+    gpu_state *st = instance(s);
+    if (!st)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: the simulation runs on the %s backend",
+                           sim_get_backend(s)->name);
     if (t->horizon_mode < GPU_HMODE_AUTO || t->horizon_mode > GPU_HMODE_SPARSE)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: horizon_mode %d (allowed 0..2)",
                            t->horizon_mode);
@@ -258,7 +286,8 @@ extern "C" int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err)
     return replan(st, err);
 }
 
-extern "C" int gpu_horizon_mode(void *backend)
+extern "C" int gpu_horizon_mode(sim *s)
 {
-    return ((gpu_state *)backend)->plan.mode;
+    gpu_state *st = instance(s);
+    return st ? st->plan.mode : GPU_HMODE_AUTO;
 }

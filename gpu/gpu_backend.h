@@ -1,7 +1,7 @@
 /* gpu_backend.h - the CUDA backend's plain C API: the backend table that sim.h drives, device
  * probing and reporting for `horizon info`, the GPU sections of `horizon bench`, a tuning hook
- * for tests and the bench, and the allocation-failure test hooks. Nothing here needs CUDA
- * headers; the .cu files implement it. */
+ * on a sim object for tests and the bench, and the allocation-failure test hooks. Nothing here
+ * needs CUDA headers; the .cu files implement it. */
 #ifndef GPU_BACKEND_H
 #define GPU_BACKEND_H
 
@@ -13,6 +13,7 @@
 extern "C" {
 #endif
 
+#include "sim.h"
 #include "sim_backend.h"
 #include "sim_scenario.h"
 #include "sim_status.h"
@@ -55,8 +56,7 @@ size_t gpu_estimate_bytes(const sim_scenario *sc);
  * not fit, SIM_EINVAL when a result check fails. */
 int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
 
-/* Tuning of one backend instance (the `void *` that create returned, see
- * sim_get_backend_state). Zero fields keep the automatic choice. */
+/* Tuning of the CUDA instance behind a sim object. Zero fields keep the automatic choice. */
 enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };
 /* Tile mappings: three persistent grids (seed 003: rake = a contiguous run of tiles per block,
  * strip-mine = every gridDim-th tile, dynamic = an atomic queue) and one block per tile. */
@@ -68,11 +68,13 @@ typedef struct gpu_tuning {
     int fuse_max;     /* most Jacobi sweeps fused in one pass, 1..8; 0: automatic (8) */
 } gpu_tuning;
 
-/* Applies t to a CUDA backend instance; SIM_EINVAL for out-of-range values. */
-int gpu_tune(void *backend, const gpu_tuning *t, sim_err *err);
+/* Applies t to the CUDA instance of s; SIM_EINVAL (message in err) for out-of-range values or
+ * when s runs on another backend. */
+int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err);
 
-/* The horizon mode the instance uses now (GPU_HMODE_DENSE or GPU_HMODE_SPARSE). */
-int gpu_horizon_mode(void *backend);
+/* The horizon mode the CUDA instance of s uses now (GPU_HMODE_DENSE or GPU_HMODE_SPARSE);
+ * GPU_HMODE_AUTO when s runs on another backend. */
+int gpu_horizon_mode(sim *s);
 
 /* Test hooks of the device allocation door (gpu_alloc.h), mirroring sim_alloc.h's. Every device
  * allocation (cudaMalloc) and pinned host allocation (cudaMallocHost) that gpu/ makes, in the

@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "sim.h"
+#include "sim_impl.h" /* the bench times the parts of its own instance's step */
 #include "sim_rules.h"
 }
 

@@ -1,6 +1,7 @@
 /* gpu_view.cu - the viewer's operations on the device state: the paint brush and frame
- * composition with the per-pixel rule of sim_view.h (the same as render_frame_compose: agents
- * over the field, colormap index from sim_view_index, background outside the world). */
+ * composition (the compose op behind sim_compose) with the per-pixel rule of sim_view.h (the same
+ * as the host's sim_view_compose: agents over the field, colormap index from sim_view_index,
+ * background outside the world). */
 #include <string.h>
 
 #include "gpu_alloc.h"
@@ -95,7 +96,7 @@ int gpu_view_compose(gpu_state *st, const sim_view *v, uint8_t *rgba, sim_err *e
         GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
                                        cudaMemcpyDeviceToHost, st->stream));
         GPU_CHECK(err, cudaStreamSynchronize(st->stream));
-        /* render_field_max: 0 when no cell is a number. */
+        /* As sim_view_field_max: 0 when no cell is a number. */
         field_max = st->h_pin->ctl.max_key ? gpu_float_from_key(st->h_pin->ctl.max_key) : 0.0f;
     }
     float inv = sim_view_inv(v->range_max, field_max);

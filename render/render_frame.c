@@ -1,7 +1,7 @@
-/* render_frame.c - host frame composition and the frame-size rules (see render_frame.h). */
+/* render_frame.c - the frame-size and view-fitting rules, and render's names for the host
+ * composition of sim_view.c (see render_frame.h). */
 #include "render_frame.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "render_colormap.h"
@@ -84,64 +84,20 @@ void render_view_init(sim_view *v, int cmap, float range_max)
     v->background_rgba[3] = 255;
 }
 
+/* The host rule itself lives in sim/sim_view.c (sim_compose draws with it too); these keep
+ * render's names for the viewer's host frames and the tests. */
 void render_frame_occupancy(const uint32_t *agents, int64_t n, uint8_t *occ, int64_t cells)
 {
-    if (cells > 0)
-        memset(occ, 0, (size_t)cells);
-    for (int64_t i = 0; i < n; i++)
-        if ((int64_t)agents[i] < cells)
-            occ[agents[i]] = 1;
+    sim_view_occupancy(agents, n, occ, cells);
 }
 
 float render_field_max(const float *field, int64_t cells)
 {
-    /* max is order-independent once NaN is skipped, so the parallel reduction is exact. */
-    float m = -INFINITY;
-#pragma omp parallel for reduction(max : m) schedule(static)
-    for (int64_t i = 0; i < cells; i++) {
-        float f = field[i];
-        if (f > m)
-            m = f; /* a NaN compares false and is skipped */
-    }
-    return m == -INFINITY ? 0.0f : m;
-}
-
-/* Copies one RGBA colour. */
-static void put(uint8_t *dst, const uint8_t *rgba)
-{
-    memcpy(dst, rgba, 4);
+    return sim_view_field_max(field, cells);
 }
 
 void render_frame_compose(const sim_view *v, const float *field, int fw, int fh,
                           const uint8_t *occ, float field_max, uint8_t *rgba)
 {
-    int layer = v->layer;
-    int draw_field = layer != SIM_LAYER_AGENTS && field != NULL;
-    int draw_agents = (layer == SIM_LAYER_FIELD_AGENTS || layer == SIM_LAYER_AGENTS) && occ;
-    /* One inv per frame, computed exactly as the GPU path computes it. */
-    float inv = sim_view_inv(v->range_max, field_max);
-    int w = v->w, h = v->h;
-
-#pragma omp parallel for schedule(static)
-    for (int py = 0; py < h; py++) {
-        uint8_t *row = rgba + (size_t)py * (size_t)w * 4;
-        int y = sim_view_sample(v->y0, v->scale, py, fh);
-        for (int px = 0; px < w; px++) {
-            uint8_t *dst = row + (size_t)px * 4;
-            int x = y < 0 ? -1 : sim_view_sample(v->x0, v->scale, px, fw);
-            if (x < 0) {
-                put(dst, v->background_rgba);
-                continue;
-            }
-            size_t cell = (size_t)y * (size_t)fw + (size_t)x;
-            if (draw_agents && occ[cell])
-                put(dst, v->agent_rgba);
-            else if (draw_field)
-                put(dst, v->lut + 4 * sim_view_index(field[cell], inv));
-            else if (layer == SIM_LAYER_AGENTS)
-                put(dst, v->background_rgba);
-            else
-                put(dst, v->lut); /* a field layer without a field: the colormap's low end */
-        }
-    }
+    sim_view_compose(v, field, fw, fh, occ, field_max, rgba);
 }

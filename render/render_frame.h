@@ -1,5 +1,7 @@
-/* render_frame.h - host frame composition: (field, agents, view) -> RGBA, the reference that the
- * GPU compose path must match pixel for pixel, plus the frame-size and view-fitting rules. */
+/* render_frame.h - the frame-size and view-fitting rules, and host frame composition:
+ * (field, agents, view) -> RGBA, the reference that the GPU compose path must match pixel for
+ * pixel. The composition is sim_view.c's (sim_compose uses it for backends without a compose
+ * op); the render_frame_* names below are the same functions, for the viewer's host frames. */
 #ifndef RENDER_FRAME_H
 #define RENDER_FRAME_H
 
@@ -30,20 +32,22 @@ void render_view_fit(sim_view *v, int world_w, int world_h, int img_w, int img_h
  * The geometry (w, h, x0, y0, scale) is zeroed: call render_view_fit next. */
 void render_view_init(sim_view *v, int cmap, float range_max);
 
-/* Marks occ[cell] = 1 for every agent cell (agents: n cell indices y*width+x) and 0 elsewhere;
- * occ has `cells` entries. Agent cells outside [0, cells) are ignored. */
+/* sim_view_occupancy: marks occ[cell] = 1 for every agent cell (agents: n cell indices
+ * y*width+x) and 0 elsewhere; occ has `cells` entries. Agent cells outside [0, cells) are
+ * ignored. */
 void render_frame_occupancy(const uint32_t *agents, int64_t n, uint8_t *occ, int64_t cells);
 
-/* The largest non-NaN value of field (cells entries); 0 when there is none. This is the
- * field_max of render_frame_compose when the view's range_max is automatic. */
+/* sim_view_field_max: the largest non-NaN value of field (cells entries); 0 when there is none.
+ * This is the field_max of render_frame_compose when the view's range_max is automatic. */
 float render_field_max(const float *field, int64_t cells);
 
-/* Draws the fw x fh world into rgba (v->w * v->h * 4 bytes, row-major, RGBA) following the rule
- * of sim_view.h: each pixel samples one cell; pixels outside the world get the background; the
- * layer picks field colours (FIELD and HORIZON: the caller passes the array to show), agents
- * (AGENTS: agent colour on occupied cells, background elsewhere) or both (FIELD_AGENTS: agents
- * over the field). field_max is used only when v->range_max <= 0. field may be NULL for the
- * AGENTS layer and occ may be NULL for "no agents". Deterministic for any thread count. */
+/* sim_view_compose: draws the fw x fh world into rgba (v->w * v->h * 4 bytes, row-major, RGBA)
+ * following the rule of sim_view.h: each pixel samples one cell; pixels outside the world get
+ * the background; the layer picks field colours (FIELD and HORIZON: the caller passes the array
+ * to show), agents (AGENTS: agent colour on occupied cells, background elsewhere) or both
+ * (FIELD_AGENTS: agents over the field). field_max is used only when v->range_max <= 0. field
+ * may be NULL for the AGENTS layer and occ may be NULL for "no agents". Deterministic for any
+ * thread count. */
 void render_frame_compose(const sim_view *v, const float *field, int fw, int fh,
                           const uint8_t *occ, float field_max, uint8_t *rgba);
 

@@ -104,7 +104,7 @@ static int world_storage(render_gui_app *a)
 int render_gui_app_compose(render_gui_app *a)
 {
     int horizon = a->view.layer == SIM_LAYER_HORIZON;
-    render_gui_sim_want(a->sim, &a->view, horizon || a->cfg->ops->compose == NULL);
+    render_gui_sim_want(a->sim, &a->view, horizon);
     if (!world_storage(a)) {
         render_gui_app_say(a, "out of memory for a %dx%d view", a->view.w, a->view.h);
         return a->world_valid;

@@ -1,7 +1,8 @@
 /* render_gui.h - the live viewer (`horizon gui`): an SDL2 window that shows the simulation as it
  * runs, with a HUD, help, inspect panel, live plot, snapshots and frame recording. The picture
- * comes from the same frame composition as exported PNGs (render_frame_compose, or the
- * backend's compose op), so a snapshot of a fitted view equals the frame `horizon run` writes.
+ * comes from the same frame composition as exported PNGs (sim_compose, or its host rule
+ * render_frame_compose on a published host copy), so a snapshot of a fitted view equals the frame
+ * `horizon run` writes.
  * Built only when SDL2 is found. */
 #ifndef RENDER_GUI_H
 #define RENDER_GUI_H

@@ -41,6 +41,7 @@ struct render_gui_sim {
     sim_scenario sc;
     const sim_backend_ops *ops;
     int threads;
+    int in_backend; /* sim_compose_in_backend: the same for every rebuild (same table) */
 
     /* The thread's own. */
     sim *s;
@@ -178,9 +179,8 @@ static int produce(render_gui_sim *g, buffer *b, int host, const sim_view *view,
             b->image = img;
             b->image_cap = need;
         }
-        sim_err err = {{0}};
-        if (g->ops->compose(sim_get_backend_state(g->s), view, b->image, &err) != SIM_OK) {
-            snprintf(why, why_n, "composing the view: %s", err.msg);
+        if (sim_compose(g->s, view, b->image) != SIM_OK) {
+            snprintf(why, why_n, "composing the view: %s", sim_errmsg(g->s));
             return 0;
         }
         b->f.image = b->image;
@@ -217,6 +217,7 @@ static void *run(void *arg)
         rc = sim_err_set(&err, SIM_ENOMEM, "out of memory for %lld agent cells", (long long)n);
     pthread_mutex_lock(&g->mu);
     g->started = 1;
+    g->in_backend = rc == SIM_OK && sim_compose_in_backend(g->s);
     g->n_agents = n;
     g->start_rc = rc;
     g->start_err = err;
@@ -271,7 +272,7 @@ static void *run(void *arg)
             continue;
         }
         int stepping = g->pending > 0 || g->free_run;
-        int host = g->want_host || g->ops->compose == NULL;
+        int host = g->want_host || !g->in_backend;
         int view_changed = !host && g->want_serial != g->shown_want_serial;
         int probe_stale = g->probe_active &&
                           (g->probe.x != g->probe_x || g->probe.y != g->probe_y ||
@@ -489,8 +490,11 @@ void render_gui_sim_probe(render_gui_sim *g, int active, int x, int y)
 void render_gui_sim_want(render_gui_sim *g, const sim_view *view, int host)
 {
     pthread_mutex_lock(&g->mu);
+    /* Host frames whenever sim_compose would copy the whole state to the host anyway: the window
+     * then composes each view itself, at once, without waiting for this thread. */
+    host = host || !g->in_backend;
     int changed = host != g->want_host;
-    if (!host && g->ops->compose && memcmp(view, &g->want_view, sizeof *view) != 0) {
+    if (!host && memcmp(view, &g->want_view, sizeof *view) != 0) {
         g->want_view = *view;
         g->want_serial++;
         changed = 1;
@@ -554,7 +558,7 @@ int render_gui_sim_history(render_gui_sim *g, render_gui_plot *dst, uint64_t *se
 int render_gui_sim_settled(render_gui_sim *g)
 {
     pthread_mutex_lock(&g->mu);
-    int host = g->want_host || g->ops->compose == NULL;
+    int host = g->want_host || !g->in_backend;
     int settled = g->failed ||
                   (!g->busy && g->pending == 0 && !g->free_run && g->n_strokes == 0 &&
                    !g->restart && !g->dirty && g->serial > 0 &&

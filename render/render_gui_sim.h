@@ -6,9 +6,11 @@
  * thread copies the state into the back half of a double buffer and swaps it to the front under
  * the lock. Two kinds of frame:
  *   host  - the field, agent occupancy and field max on the host, for render_frame_compose and
- *           the horizon layer (CPU backend, or any backend when the host asks for it);
- *   image - an RGBA image of the viewer's view composed by the backend's `compose` op (CUDA:
- *           only the screen-sized image crosses to the host).
+ *           the horizon layer (a backend whose sim_compose would copy the state to the host
+ *           anyway: the CPU one; or any backend when the window asks for it);
+ *   image - an RGBA image of the viewer's view from sim_compose, for a backend that composes
+ *           itself (sim_compose_in_backend; CUDA: only the screen-sized image crosses to the
+ *           host).
  * Only one copy of the grid is made per published state, never one per drawn frame. */
 #ifndef RENDER_GUI_SIM_H
 #define RENDER_GUI_SIM_H
@@ -83,8 +85,10 @@ void render_gui_sim_restart(render_gui_sim *g, uint64_t seed);
 /* Starts (active) or stops inspecting cell (x, y). */
 void render_gui_sim_probe(render_gui_sim *g, int active, int x, int y);
 
-/* What to publish: `host` asks for host frames even when the backend can compose; otherwise
- * a composing backend renders `view` (the viewer's camera, colours and layer). */
+/* What to publish: `host` asks for host frames (the horizon layer needs the field) even when the
+ * backend composes itself; otherwise such a backend renders `view` (the viewer's camera, colours
+ * and layer) through sim_compose. A backend that does not compose itself always gets host
+ * frames, whatever `host` says. */
 void render_gui_sim_want(render_gui_sim *g, const sim_view *view, int host);
 
 /* The front frame, with the lock held: release it soon with render_gui_sim_unlock (the thread

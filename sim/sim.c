@@ -1,11 +1,14 @@
 /* sim.c - the simulation object: builds the initial state, owns one backend instance and the
- * step counter, and keeps the last error message. */
+ * step counter, keeps the last error message, and is the one place that calls into a backend
+ * table: the version check at creation and the GPU-or-host choice of sim_compose live here. */
 #include "sim.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_alloc.h"
+#include "sim_impl.h"
 #include "sim_world.h"
 
 struct sim {
@@ -16,14 +19,49 @@ struct sim {
     int64_t step;
     int64_t n_agents;
     sim_err err;
+    /* sim_compose's host copy of the state, for a backend without compose: NULL until the first
+     * call, then width*height floats, n_agents cells (at least 1) and width*height flags. */
+    float *h_field;
+    uint32_t *h_agents;
+    uint8_t *h_occ;
 };
+
+/* Refuses a table this build cannot drive: another version (its members may not be where this
+ * sim.c looks for them, so nothing else of it is read), or a required member left NULL. */
+static int check_ops(const sim_backend_ops *ops, sim_err *err)
+{
+    if (!ops)
+        return sim_err_set(err, SIM_EINVAL, "no backend table");
+    if (ops->version != SIM_BACKEND_VERSION)
+        return sim_err_set(err, SIM_EINVAL,
+                           "backend table of version %d, this build drives version %d "
+                           "(SIM_BACKEND_VERSION in sim_backend.h)",
+                           ops->version, SIM_BACKEND_VERSION);
+    const char *name = ops->name ? ops->name : "(unnamed)";
+    const char *missing = !ops->name          ? "name"
+                          : !ops->create      ? "create"
+                          : !ops->destroy     ? "destroy"
+                          : !ops->step        ? "step"
+                          : !ops->read_field  ? "read_field"
+                          : !ops->read_agents ? "read_agents"
+                          : !ops->checksum    ? "checksum"
+                          : !ops->horizon     ? "horizon"
+                          : !ops->paint       ? "paint"
+                                              : NULL;
+    if (missing)
+        return sim_err_set(err, SIM_EINVAL, "backend table \"%s\" has no %s", name, missing);
+    return SIM_OK;
+}
 
 int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
                           int64_t step, const float *field, const uint32_t *agents,
                           int64_t n_agents, sim **out, sim_err *err)
 {
     *out = NULL;
-    int rc = sim_scenario_validate(sc, err);
+    int rc = check_ops(ops, err);
+    if (rc != SIM_OK)
+        return rc;
+    rc = sim_scenario_validate(sc, err);
     if (rc != SIM_OK)
         return rc;
     rc = sim_world_check_agents(sc, agents, n_agents, err);
@@ -50,7 +88,10 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
                sim_err *err)
 {
     *out = NULL;
-    int rc = sim_scenario_validate(sc, err);
+    int rc = check_ops(ops, err); /* before building a world the backend would refuse */
+    if (rc != SIM_OK)
+        return rc;
+    rc = sim_scenario_validate(sc, err);
     if (rc != SIM_OK)
         return rc;
     int64_t cells = (int64_t)sc->width * sc->height;
@@ -76,6 +117,9 @@ void sim_destroy(sim *s)
     if (!s)
         return;
     s->ops->destroy(s->impl);
+    sim_free(s->h_field);
+    sim_free(s->h_agents);
+    sim_free(s->h_occ);
     sim_free(s);
 }
 
@@ -115,6 +159,72 @@ int sim_paint(sim *s, int x, int y, int radius, float amount)
 {
     return s->ops->paint(s->impl, x, y, radius, amount, &s->err);
 }
+
+/* The view checks that hold for every backend, so that both refuse the same views (the CUDA
+ * compose op has limits of its own, e.g. a side of at most 65535 pixels). A NaN or infinite
+ * origin or scale would make sim_view_sample convert a non-finite double to int. */
+static int check_view(const sim_view *v, sim_err *err)
+{
+    if (v->layer != SIM_LAYER_FIELD_AGENTS && v->layer != SIM_LAYER_FIELD &&
+        v->layer != SIM_LAYER_AGENTS)
+        return sim_err_set(err, SIM_EINVAL,
+                           "compose: layer %d is not a layer of the state (allowed %d..%d)",
+                           v->layer, SIM_LAYER_FIELD_AGENTS, SIM_LAYER_AGENTS);
+    if (v->w < 1 || v->h < 1)
+        return sim_err_set(err, SIM_EINVAL, "compose: image size %dx%d (each side >= 1)", v->w,
+                           v->h);
+    if (!(v->scale > 0.0) || !isfinite(v->scale) || !isfinite(v->x0) || !isfinite(v->y0))
+        return sim_err_set(err, SIM_EINVAL,
+                           "compose: view origin (%g, %g), scale %g (finite, scale > 0)", v->x0,
+                           v->y0, v->scale);
+    return SIM_OK;
+}
+
+/* Allocates the host copy on the first call (all three or none). */
+static int host_copy(sim *s)
+{
+    if (s->h_field)
+        return SIM_OK;
+    size_t cells = (size_t)s->sc.width * (size_t)s->sc.height;
+    s->h_field = sim_malloc_array(cells, sizeof *s->h_field);
+    s->h_agents = sim_malloc_array((size_t)(s->n_agents > 0 ? s->n_agents : 1),
+                                   sizeof *s->h_agents);
+    s->h_occ = sim_malloc(cells);
+    if (s->h_field && s->h_agents && s->h_occ)
+        return SIM_OK;
+    sim_free(s->h_field);
+    sim_free(s->h_agents);
+    sim_free(s->h_occ);
+    s->h_field = NULL;
+    s->h_agents = NULL;
+    s->h_occ = NULL;
+    return sim_err_set(&s->err, SIM_ENOMEM, "compose: out of memory for a host copy of the %dx%d "
+                       "world", s->sc.width, s->sc.height);
+}
+
+int sim_compose(sim *s, const sim_view *view, uint8_t *rgba)
+{
+    int rc = check_view(view, &s->err);
+    if (rc != SIM_OK)
+        return rc;
+    if (s->ops->compose)
+        return s->ops->compose(s->impl, view, rgba, &s->err);
+    if ((rc = host_copy(s)) != SIM_OK)
+        return rc;
+    if ((rc = s->ops->read_field(s->impl, s->h_field, &s->err)) != SIM_OK)
+        return rc;
+    if ((rc = s->ops->read_agents(s->impl, s->h_agents, &s->err)) != SIM_OK)
+        return rc;
+    int64_t cells = (int64_t)s->sc.width * s->sc.height;
+    sim_view_occupancy(s->h_agents, s->n_agents, s->h_occ, cells);
+    /* The field max only matters to an automatic range (sim_view_inv ignores it otherwise): no
+     * pass over the field for a fixed one. */
+    float field_max = view->range_max <= 0.0f ? sim_view_field_max(s->h_field, cells) : 0.0f;
+    sim_view_compose(view, s->h_field, s->sc.width, s->sc.height, s->h_occ, field_max, rgba);
+    return SIM_OK;
+}
+
+int sim_compose_in_backend(const sim *s) { return s->ops->compose != NULL; }
 
 int64_t sim_steps_done(const sim *s) { return s->step; }
 int64_t sim_agent_count(const sim *s) { return s->n_agents; }

@@ -1,6 +1,6 @@
 /* sim_backend.h - the backend table: what a simulation engine (the CPU oracle in sim_cpu.c, the
  * CUDA engine in gpu/) must provide. The app picks a table at run time and hands it to sim.h, so
- * one binary can run and cross-check both. */
+ * one binary can run and cross-check both; from then on only sim.h calls into the table. */
 #ifndef SIM_BACKEND_H
 #define SIM_BACKEND_H
 
@@ -22,14 +22,25 @@ typedef struct sim_stats {
     uint64_t checksum;   /* sim_checksum_* summed over cells and agents */
 } sim_stats;
 
+/* The version of the table below. A table starts with the version it was written for and sim.h
+ * refuses one of another version (SIM_EINVAL), as SQLite's VFS carries iVersion: a backend built
+ * against an older sim_backend.h cannot be handed members it does not have. Raise it whenever a
+ * member is added, removed, reordered or changes its contract.
+ *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose. */
+#define SIM_BACKEND_VERSION 1
+
 /* A backend instance is an opaque pointer created by `create`. Every function returns a
  * sim_status and writes one line into err on failure. State: the field (width*height floats,
  * row-major, y down) and the agents (one cell index y*width+x per agent, agent id = index).
  *
  * Contract of `step`: advance from step index `step` (steps completed before) by one step of
  * DESIGN.md (sense, decide, move, deposit, diffuse, decay). When want_stats is non-zero, fill
- * every field of st, otherwise only st->moved (st may not be NULL). */
+ * every field of st, otherwise only st->moved (st may not be NULL).
+ *
+ * Tables are written with designated initializers (member by member in C++), so that a member
+ * added later cannot shift the others. Every member but `compose` must be set. */
 typedef struct sim_backend_ops {
+    int version;      /* SIM_BACKEND_VERSION */
     const char *name; /* "cpu", "cuda" */
     int (*create)(const sim_scenario *sc, const float *field, const uint32_t *agents,
                   int64_t n_agents, int threads, void **out, sim_err *err);
@@ -43,8 +54,9 @@ typedef struct sim_backend_ops {
     int (*horizon)(void *b, const uint32_t *cells, int64_t n, int64_t *sums, sim_err *err);
     /* Adds `amount` to every cell within `radius` of (x, y) (a brush, for the viewer). */
     int (*paint)(void *b, int x, int y, int radius, float amount, sim_err *err);
-    /* Composes a w*h RGBA image of the view (sim_view.h). May be NULL: callers then read the
-     * field and agents and compose on the host with the same per-pixel rule. */
+    /* Composes a w*h RGBA image of the view (sim_view.h) where the state lives. May be NULL:
+     * sim_compose then reads the field and agents and composes on the host with the same
+     * per-pixel rule (sim_view_compose). Called only with a view sim_compose checked. */
     int (*compose)(void *b, const sim_view *view, uint8_t *rgba, sim_err *err);
 } sim_backend_ops;
 

@@ -289,9 +289,20 @@ static int cpu_paint(void *p, int x, int y, int radius, float amount, sim_err *e
     return SIM_OK;
 }
 
+/* No compose: sim_compose reads the state (a copy in host memory, no transfer) and draws it
+ * with sim_view_compose. */
 static const sim_backend_ops cpu_ops = {
-    "cpu",           cpu_create,  cpu_destroy,  cpu_step, cpu_read_field, cpu_read_agents,
-    cpu_checksum,    cpu_horizon, cpu_paint,    NULL,
+    .version = SIM_BACKEND_VERSION,
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .step = cpu_step,
+    .read_field = cpu_read_field,
+    .read_agents = cpu_read_agents,
+    .checksum = cpu_checksum,
+    .horizon = cpu_horizon,
+    .paint = cpu_paint,
+    .compose = NULL,
 };
 
 const sim_backend_ops *sim_cpu_backend(void)

@@ -1,5 +1,7 @@
 /* sim_view.h - the per-pixel rule that turns (field, agents) into an RGBA frame, shared by the
- * PNG writer, the viewer and the CUDA compose path so that every output shows the same pixels. */
+ * PNG writer, the viewer and the CUDA compose path so that every output shows the same pixels:
+ * the view, the inline per-pixel helpers (host and device), and the host composition
+ * (sim_view.c) that sim_compose uses for a backend without a compose op. */
 #ifndef SIM_VIEW_H
 #define SIM_VIEW_H
 
@@ -53,5 +55,25 @@ static inline float sim_view_inv(float range_max, float field_max)
     float r = range_max > 0.0f ? range_max : field_max;
     return r > 0.0f ? 255.0f / r : 0.0f;
 }
+
+/* Host composition (sim_view.c). None of these fails or allocates. */
+
+/* Marks occ[cell] = 1 for every agent cell (agents: n cell indices y*width+x) and 0 elsewhere;
+ * occ has `cells` entries. Agent cells outside [0, cells) are ignored. */
+void sim_view_occupancy(const uint32_t *agents, int64_t n, uint8_t *occ, int64_t cells);
+
+/* The largest non-NaN value of field (cells entries); 0 when there is none: the field_max of
+ * sim_view_compose when the view's range_max is automatic. */
+float sim_view_field_max(const float *field, int64_t cells);
+
+/* Draws the fw x fh world into rgba (v->w * v->h * 4 bytes, row-major, RGBA): each pixel samples
+ * one cell (sim_view_sample); pixels outside the world get the background; the layer picks field
+ * colours (FIELD and HORIZON: the caller passes the array to show), agents (AGENTS: agent colour
+ * on occupied cells, background elsewhere) or both (FIELD_AGENTS: agents over the field).
+ * field_max is used only when v->range_max <= 0. field may be NULL for the AGENTS layer and occ
+ * may be NULL for "no agents". The caller keeps v valid (w, h >= 1, scale > 0, finite origin).
+ * Deterministic for any thread count. */
+void sim_view_compose(const sim_view *v, const float *field, int fw, int fh, const uint8_t *occ,
+                      float field_max, uint8_t *rgba);
 
 #endif

@@ -1,9 +1,10 @@
 /* test_alloc.c - sim_alloc, the allocation hook: the counters, overflow checks, and the
  * allocation-failure sweep: for every N, a small run whose Nth allocation fails (scenario file,
- * sim_create, steps, a checkpoint written and read back, a restore, more steps, destroy) ends
- * with either success or a clean SIM_ENOMEM and its message, never a crash, and with nothing
- * left allocated. Under HORIZON_SANITIZE LeakSanitizer checks the same at exit, for memory that
- * bypasses the hook too. */
+ * sim_create, steps, a frame composed, a checkpoint written and read back, a restore, more
+ * steps, destroy) ends with either success or a clean SIM_ENOMEM and its message, never a
+ * crash, and with nothing left allocated. sim_compose's host buffers: each of them failing once,
+ * a retry that succeeds, and no allocation on later frames. Under HORIZON_SANITIZE
+ * LeakSanitizer checks the same at exit, for memory that bypasses the hook too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 #include <unistd.h>
 
+#include "render_frame.h"
 #include "sim.h"
 #include "sim_alloc.h"
 #include "sim_checkpoint.h"
@@ -94,6 +96,14 @@ static int small_run(const char *ini, const char *ckpt, sim_err *err)
     for (int i = 0; rc == SIM_OK && i < 3; i++)
         if ((rc = sim_step(s, 1, &st)) != SIM_OK)
             snprintf(err->msg, sizeof err->msg, "%s", sim_errmsg(s));
+    uint8_t rgba[30 * 25 * 4];
+    if (rc == SIM_OK) { /* a frame, as `horizon run` writes one */
+        sim_view v;
+        render_view_init(&v, sc.colormap, sc.range_max);
+        render_view_fit(&v, sc.width, sc.height, 30, 25);
+        if ((rc = sim_compose(s, &v, rgba)) != SIM_OK)
+            snprintf(err->msg, sizeof err->msg, "%s", sim_errmsg(s));
+    }
     if (rc == SIM_OK)
         rc = sim_checkpoint_capture(&ck, s, 3, err);
     if (rc == SIM_OK)
@@ -160,11 +170,70 @@ static void test_every_allocation_failure_is_clean(void **state)
     rmdir(dir);
 }
 
+/* sim_compose on the CPU backend takes three host buffers on its first call (field, agents,
+ * occupancy). Each failing gives SIM_ENOMEM with nothing leaked and the same frame on the next
+ * call; once they exist, frames allocate nothing. */
+static sim *compose_sim(void)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.width = 19;
+    sc.height = 13;
+    sc.count = 20;
+    sim *s = NULL;
+    sim_err err = {{0}};
+    sim_alloc_fail_at(0);
+    if (sim_create(&sc, sim_cpu_backend(), 1, &s, &err) != SIM_OK)
+        fail_msg("create: %s", err.msg);
+    return s;
+}
+
+static void test_compose_buffers(void **state)
+{
+    (void)state;
+    sim_view v;
+    render_view_init(&v, SIM_CMAP_INFERNO, 0.0f);
+    render_view_fit(&v, 19, 13, 41, 29);
+    static uint8_t want[41 * 29 * 4], got[41 * 29 * 4];
+    long live = sim_alloc_live();
+
+    sim *s = compose_sim();
+    sim_alloc_fail_at(0);
+    assert_int_equal(sim_compose(s, &v, want), SIM_OK);
+    long total = sim_alloc_attempts();
+    assert_int_equal(total, 3); /* field, agents, occupancy */
+    sim_alloc_fail_at(0);
+    assert_int_equal(sim_compose(s, &v, got), SIM_OK);
+    assert_int_equal(sim_alloc_attempts(), 0); /* later frames allocate nothing */
+    assert_memory_equal(want, got, sizeof want);
+    sim_destroy(s);
+    assert_int_equal(sim_alloc_live(), live);
+
+    for (long n = 1; n <= total; n++) {
+        s = compose_sim();
+        long created = sim_alloc_live();
+        sim_alloc_fail_at(n);
+        int rc = sim_compose(s, &v, got);
+        sim_alloc_fail_at(0);
+        if (rc != SIM_ENOMEM)
+            fail_msg("allocation %ld failed but compose returned %d (%s)", n, rc, sim_errmsg(s));
+        assert_non_null(strstr(sim_errmsg(s), "out of memory"));
+        assert_int_equal(sim_alloc_live(), created); /* none of the three is kept */
+        memset(got, 0, sizeof got);
+        if (sim_compose(s, &v, got) != SIM_OK) /* the retry takes the buffers */
+            fail_msg("compose after a failed one: %s", sim_errmsg(s));
+        assert_memory_equal(want, got, sizeof want);
+        sim_destroy(s);
+        assert_int_equal(sim_alloc_live(), live);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counters_and_overflow),
         cmocka_unit_test(test_every_allocation_failure_is_clean),
+        cmocka_unit_test(test_compose_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,15 +243,14 @@ static void test_scratch_failures_leave_a_working_instance(void **state)
     float *field = malloc((size_t)cells * sizeof *field);
     uint32_t *agents = malloc((size_t)(na > 0 ? na : 1) * sizeof *agents);
     assert_true(px && ref && occ && field && agents);
-    const sim_backend_ops *ops = sim_get_backend(g);
     gpu_alloc_fail_at(1);
-    int rc = ops->compose(sim_get_backend_state(g), &v, px, &err);
+    int rc = sim_compose(g, &v, px);
     gpu_alloc_fail_at(0);
     assert_int_equal(rc, SIM_EDEVMEM);
-    hz_assert_contains(err.msg, "out of device memory");
+    hz_assert_contains(sim_errmsg(g), "out of device memory");
     assert_int_equal(gpu_alloc_live(), live);
-    if (ops->compose(sim_get_backend_state(g), &v, px, &err) != SIM_OK)
-        fail_msg("compose after a failed one: %s", err.msg);
+    if (sim_compose(g, &v, px) != SIM_OK)
+        fail_msg("compose after a failed one: %s", sim_errmsg(g));
     assert_int_equal(gpu_alloc_live(), live + 1); /* the frame buffer, kept for the next frame */
     assert_int_equal(sim_read_field(g, field), SIM_OK);
     assert_int_equal(sim_read_agents(g, agents), SIM_OK);

@@ -2,8 +2,9 @@
  * tile mapping against the brute-force disk sum (sim_horizon_disk_brute), on grids from 1x1 to
  * many tiles, radii 0..64, periodic and bounded, with NaN, huge and negative field values and
  * with every cell at the fixed-point clamp (the limits of the GPU's 32-bit prefix rows); the
- * paint brush against the CPU backend's; and compose against render_frame_compose pixel for
- * pixel. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs fewer cases. */
+ * paint brush against the CPU backend's; and sim_compose on the CUDA backend against
+ * render_frame_compose pixel for pixel. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs
+ * fewer cases. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,12 +109,12 @@ static void check_case_fill(int w, int h, int boundary, int r, int nq, int mappi
     for (int mode = GPU_HMODE_DENSE; mode <= GPU_HMODE_SPARSE; mode++) {
         gpu_tuning t = {mode, mapping, 0};
         sim_err err = {{0}};
-        if (gpu_tune(sim_get_backend_state(g), &t, &err) != SIM_OK)
+        if (gpu_tune(g, &t, &err) != SIM_OK)
             fail_msg("gpu_tune: %s", err.msg);
         memset(sums, 0x5a, (size_t)n * 9 * sizeof *sums);
         if (sim_horizon(g, q, n, sums) != SIM_OK)
             fail_msg("%dx%d r=%d: horizon: %s", w, h, r, sim_errmsg(g));
-        int used = gpu_horizon_mode(sim_get_backend_state(g));
+        int used = gpu_horizon_mode(g);
         for (int i = 0; i < n; i++) {
             int x = (int)(q[i] % (uint32_t)w), y = (int)(q[i] / (uint32_t)w);
             for (int c = 0; c < 9; c++) {
@@ -233,11 +234,9 @@ static void compose_case(sim *g, const float *field, const uint8_t *occ, int fw,
     assert_non_null(got);
     render_frame_compose(v, field, fw, fh, occ, render_field_max(field, (int64_t)fw * fh), want);
     memset(got, 0xa5, bytes);
-    sim_err err = {{0}};
-    const sim_backend_ops *ops = sim_get_backend(g);
-    assert_non_null(ops->compose);
-    if (ops->compose(sim_get_backend_state(g), v, got, &err) != SIM_OK)
-        fail_msg("%s: compose: %s", what, err.msg);
+    assert_true(sim_compose_in_backend(g));
+    if (sim_compose(g, v, got) != SIM_OK)
+        fail_msg("%s: compose: %s", what, sim_errmsg(g));
     for (size_t i = 0; i < bytes; i++)
         if (want[i] != got[i])
             fail_msg("%s: layer %d %dx%d: pixel %zu channel %zu: host %u cuda %u", what, v->layer,
@@ -292,11 +291,9 @@ static void test_compose_matches_host(void **state)
     v.scale = 0.173;
     compose_case(g, f, occ, fw, fh, &v, "zoom");
     v.layer = SIM_LAYER_HORIZON;
-    sim_err err = {{0}};
     uint8_t *px = malloc(300 * 200 * 4);
     assert_non_null(px);
-    assert_int_equal(sim_get_backend(g)->compose(sim_get_backend_state(g), &v, px, &err),
-                     SIM_EINVAL);
+    assert_int_equal(sim_compose(g, &v, px), SIM_EINVAL);
     free(px);
     sim_destroy(g);
     free(f);

@@ -42,7 +42,7 @@ static void run_pair(const sim_scenario *sc, int steps, const gpu_tuning *tune, 
         fail_msg("%s: cpu create: %s", label, err.msg);
     if (sim_create(sc, gpu_cuda_backend(), 0, &g, &err) != SIM_OK)
         fail_msg("%s: cuda create: %s", label, err.msg);
-    if (tune && gpu_tune(sim_get_backend_state(g), tune, &err) != SIM_OK)
+    if (tune && gpu_tune(g, tune, &err) != SIM_OK)
         fail_msg("%s: gpu_tune: %s", label, err.msg);
     for (int k = 0; k < steps; k++) {
         int want = k % 3 != 1;
@@ -240,10 +240,10 @@ static void test_tune_rejects(void **state)
     sim_err err = {{0}};
     assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
     gpu_tuning bad = {7, 0, 0};
-    assert_int_equal(gpu_tune(sim_get_backend_state(g), &bad, &err), SIM_EINVAL);
+    assert_int_equal(gpu_tune(g, &bad, &err), SIM_EINVAL);
     hz_assert_contains(err.msg, "horizon_mode");
     gpu_tuning bad2 = {0, 0, 9};
-    assert_int_equal(gpu_tune(sim_get_backend_state(g), &bad2, &err), SIM_EINVAL);
+    assert_int_equal(gpu_tune(g, &bad2, &err), SIM_EINVAL);
     uint32_t cell = 40 * 30;
     int64_t sums[9];
     assert_int_equal(sim_horizon(g, &cell, 1, sums), SIM_EINVAL);

@@ -1,0 +1,259 @@
+/* test_sim.c - the simulation object as the one door to a backend: sim_compose on the CPU backend
+ * gives the bytes of the old host path (read the field and agents, render_frame_occupancy,
+ * render_field_max, render_frame_compose) for an odd-sized world, every layer, fitted and
+ * zoomed views and both range modes; a backend with a compose op is called instead of the host
+ * path; bad views are refused; and a backend table of another version, or one missing a member,
+ * is refused before anything is built. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "hz_test_util.h"
+#include "render_frame.h"
+#include "sim.h"
+
+enum { FW = 37, FH = 23 }; /* odd on both sides: no view divides it evenly */
+
+static void scenario(sim_scenario *sc)
+{
+    sim_scenario_defaults(sc);
+    sc->width = FW;
+    sc->height = FH;
+    sc->count = 90;
+    sc->radius = 3;
+    sc->seed = 11;
+    sc->boundary = SIM_BOUNDARY_PERIODIC;
+}
+
+static sim *make(const sim_backend_ops *ops, int steps)
+{
+    sim_scenario sc;
+    scenario(&sc);
+    sim *s = NULL;
+    sim_err err = {{0}};
+    if (sim_create(&sc, ops, 2, &s, &err) != SIM_OK)
+        fail_msg("create: %s", err.msg);
+    for (int k = 0; k < steps; k++) {
+        sim_stats st;
+        if (sim_step(s, 0, &st) != SIM_OK)
+            fail_msg("step %d: %s", k, sim_errmsg(s));
+    }
+    return s;
+}
+
+/* The frame as app_frames composed it before sim_compose existed. */
+static void old_path(sim *s, const sim_view *v, uint8_t *rgba)
+{
+    int64_t cells = (int64_t)FW * FH, n = sim_agent_count(s);
+    float *field = malloc((size_t)cells * sizeof *field);
+    uint32_t *agents = malloc((size_t)(n > 0 ? n : 1) * sizeof *agents);
+    uint8_t *occ = malloc((size_t)cells);
+    assert_true(field && agents && occ);
+    assert_int_equal(sim_read_field(s, field), SIM_OK);
+    assert_int_equal(sim_read_agents(s, agents), SIM_OK);
+    render_frame_occupancy(agents, n, occ, cells);
+    render_frame_compose(v, field, FW, FH, occ, render_field_max(field, cells), rgba);
+    free(field);
+    free(agents);
+    free(occ);
+}
+
+static void expect_same(sim *s, const sim_view *v, const char *what)
+{
+    size_t bytes = (size_t)v->w * (size_t)v->h * 4;
+    uint8_t *want = malloc(bytes), *got = malloc(bytes);
+    assert_true(want && got);
+    old_path(s, v, want);
+    memset(got, 0xa5, bytes);
+    if (sim_compose(s, v, got) != SIM_OK)
+        fail_msg("%s: compose: %s", what, sim_errmsg(s));
+    for (size_t i = 0; i < bytes; i++)
+        if (want[i] != got[i])
+            fail_msg("%s: layer %d %dx%d range %g: pixel %zu channel %zu: old %u sim_compose %u",
+                     what, v->layer, v->w, v->h, (double)v->range_max, i / 4, i % 4, want[i],
+                     got[i]);
+    free(want);
+    free(got);
+}
+
+static void test_compose_matches_host_path(void **state)
+{
+    (void)state;
+    sim *s = make(sim_cpu_backend(), 3);
+    assert_false(sim_compose_in_backend(s));
+    static const int sizes[][2] = {{37, 23}, {111, 69}, {64, 64}, {13, 41}, {1, 1}, {500, 9}};
+    static const float ranges[] = {0.0f, 0.37f};
+    for (int i = 0; i < 6; i++)
+        for (int layer = SIM_LAYER_FIELD_AGENTS; layer <= SIM_LAYER_AGENTS; layer++)
+            for (int r = 0; r < 2; r++) {
+                sim_view v;
+                render_view_init(&v, (i + layer) % SIM_CMAP_COUNT, ranges[r]);
+                render_view_fit(&v, FW, FH, sizes[i][0], sizes[i][1]);
+                v.layer = layer;
+                expect_same(s, &v, "fit");
+            }
+    /* Zoomed in and shifted so that the world leaves the image on two sides. */
+    sim_view v;
+    render_view_init(&v, SIM_CMAP_MAGMA, 0.0f);
+    v.w = 123;
+    v.h = 77;
+    v.x0 = -5.25;
+    v.y0 = 9.5;
+    v.scale = 0.211;
+    expect_same(s, &v, "zoom");
+    /* The host buffers are kept and refilled: more steps, the same comparison. */
+    for (int k = 0; k < 2; k++) {
+        sim_stats st;
+        assert_int_equal(sim_step(s, 1, &st), SIM_OK);
+    }
+    expect_same(s, &v, "after more steps");
+    sim_destroy(s);
+}
+
+/* A backend that composes: the CPU table with a compose op that paints a marker. */
+static int composed;
+static int marker_compose(void *b, const sim_view *v, uint8_t *rgba, sim_err *err)
+{
+    (void)b;
+    (void)err;
+    memset(rgba, 0x3c, (size_t)v->w * (size_t)v->h * 4);
+    composed++;
+    return SIM_OK;
+}
+
+static int failing_compose(void *b, const sim_view *v, uint8_t *rgba, sim_err *err)
+{
+    (void)b;
+    (void)v;
+    (void)rgba;
+    return sim_err_set(err, SIM_EDEVICE, "the device fell over");
+}
+
+static void test_compose_uses_the_backend_op(void **state)
+{
+    (void)state;
+    sim_backend_ops ops = *sim_cpu_backend();
+    ops.compose = marker_compose;
+    sim *s = make(&ops, 1);
+    assert_true(sim_compose_in_backend(s));
+    sim_view v;
+    render_view_init(&v, SIM_CMAP_VIRIDIS, 0.0f);
+    render_view_fit(&v, FW, FH, 20, 10);
+    uint8_t px[20 * 10 * 4];
+    composed = 0;
+    assert_int_equal(sim_compose(s, &v, px), SIM_OK);
+    assert_int_equal(composed, 1);
+    for (size_t i = 0; i < sizeof px; i++)
+        assert_int_equal(px[i], 0x3c);
+    sim_destroy(s);
+
+    /* The op's status and message come back through sim_errmsg. */
+    ops.compose = failing_compose;
+    s = make(&ops, 0);
+    assert_int_equal(sim_compose(s, &v, px), SIM_EDEVICE);
+    hz_assert_contains(sim_errmsg(s), "the device fell over");
+    sim_destroy(s);
+}
+
+static void test_compose_refuses_bad_views(void **state)
+{
+    (void)state;
+    sim_backend_ops ops = *sim_cpu_backend();
+    ops.compose = marker_compose;
+    const sim_backend_ops *tables[] = {sim_cpu_backend(), &ops};
+    uint8_t px[8 * 8 * 4];
+    for (int t = 0; t < 2; t++) {
+        sim *s = make(tables[t], 0);
+        sim_view good;
+        render_view_init(&good, SIM_CMAP_GRAY, 0.0f);
+        render_view_fit(&good, FW, FH, 8, 8);
+        composed = 0;
+        sim_view v = good;
+        v.layer = SIM_LAYER_HORIZON; /* the viewer's, drawn from horizon sums */
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        hz_assert_contains(sim_errmsg(s), "layer 3");
+        v = good;
+        v.layer = -1;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        v = good;
+        v.w = 0;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        hz_assert_contains(sim_errmsg(s), "0x8");
+        v = good;
+        v.h = -3;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        v = good;
+        v.scale = 0.0;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        hz_assert_contains(sim_errmsg(s), "scale");
+        v = good;
+        v.scale = INFINITY;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        v = good;
+        v.x0 = NAN;
+        assert_int_equal(sim_compose(s, &v, px), SIM_EINVAL);
+        assert_int_equal(composed, 0); /* refused before the backend saw it */
+        assert_int_equal(sim_compose(s, &good, px), SIM_OK);
+        sim_destroy(s);
+    }
+}
+
+static void expect_refused(const sim_backend_ops *ops, const char *needle)
+{
+    sim_scenario sc;
+    scenario(&sc);
+    sim *s = (sim *)&sc; /* not NULL, so that the test sees create clear it */
+    sim_err err = {{0}};
+    assert_int_equal(sim_create(&sc, ops, 1, &s, &err), SIM_EINVAL);
+    assert_null(s);
+    hz_assert_contains(err.msg, needle);
+    float field[FW * FH] = {0};
+    uint32_t agents[1] = {0};
+    s = (sim *)&sc;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(sim_create_from_state(&sc, ops, 1, 0, field, agents, 1, &s, &err),
+                     SIM_EINVAL);
+    assert_null(s);
+    hz_assert_contains(err.msg, needle);
+}
+
+static void test_backend_table_is_checked(void **state)
+{
+    (void)state;
+    sim_backend_ops ops = *sim_cpu_backend();
+    assert_int_equal(ops.version, SIM_BACKEND_VERSION);
+    ops.version = SIM_BACKEND_VERSION + 1;
+    expect_refused(&ops, "version");
+    ops.version = 0; /* a table written before the field existed would start with a pointer */
+    expect_refused(&ops, "version 0");
+    ops = *sim_cpu_backend();
+    ops.step = NULL;
+    expect_refused(&ops, "\"cpu\" has no step");
+    ops = *sim_cpu_backend();
+    ops.paint = NULL;
+    expect_refused(&ops, "no paint");
+    expect_refused(NULL, "no backend table");
+    /* compose is the one optional member */
+    ops = *sim_cpu_backend();
+    assert_null(ops.compose);
+    sim *s = make(&ops, 0);
+    sim_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compose_matches_host_path),
+        cmocka_unit_test(test_compose_uses_the_backend_op),
+        cmocka_unit_test(test_compose_refuses_bad_views),
+        cmocka_unit_test(test_backend_table_is_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
