@@ -189,6 +189,21 @@ static int open_window(render_gui_app *a, sim_err *err)
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
         return sim_err_set(err, SIM_EIO, "cannot open a window: %s (is DISPLAY set? headless "
                            "runs: horizon run)", SDL_GetError());
+    /* Without a usable display SDL 2.26 falls back to its offscreen driver and would run with
+     * no window until killed. A window-less driver is fine only when the user asked for it
+     * (SDL_VIDEODRIVER=offscreen for scripts on a machine without X). */
+    const char *driver = SDL_GetCurrentVideoDriver();
+    const char *asked = getenv("SDL_VIDEODRIVER");
+    if (driver && (strcmp(driver, "offscreen") == 0 || strcmp(driver, "dummy") == 0) &&
+        !(asked && *asked)) {
+        const char *display = getenv("DISPLAY");
+        return sim_err_set(err, SIM_EIO, "cannot open a window: no usable display (%s; SDL "
+                           "fell back to its '%s' driver); headless runs: horizon run "
+                           "(or set SDL_VIDEODRIVER=offscreen for --script)",
+                           display && *display ? "DISPLAY is set but no server answers there"
+                                               : "DISPLAY is not set",
+                           driver);
+    }
     SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "0"); /* crisp: nearest neighbour */
     int w = a->cfg->width > 0 ? a->cfg->width : RENDER_GUI_DEFAULT_W;
     int h = a->cfg->height > 0 ? a->cfg->height : RENDER_GUI_DEFAULT_H;

@@ -129,6 +129,24 @@ rec=$(sed -n 's/^horizon gui: recorded \([0-9]*\) frames to .*/\1/p' "$T/input.o
 [ -n "$rec" ] && [ "$rec" -ge 2 ] || fail "E recorded '$rec' frames: $(cat "$T/input.out")"
 [ "$(ls "$T"/out/recording_001/frame_*.png | wc -l)" = "$rec" ] || fail "recording_001/ lacks frames"
 
+# ---- no usable display (and no SDL_VIDEODRIVER asked for): exit 1 at once, with the reason ----
+for display in unset :99; do
+    t0=$(date +%s%N)
+    rc=0
+    if [ $display = unset ]; then
+        env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER timeout 10 "$HZ" gui "${SMALL[@]}" \
+            >/dev/null 2>"$T/nodisplay.err" || rc=$?
+    else
+        env -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER DISPLAY=$display timeout 10 "$HZ" gui \
+            "${SMALL[@]}" >/dev/null 2>"$T/nodisplay.err" || rc=$?
+    fi
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" = 1 ] || fail "no display ($display): exit $rc after $ms ms: $(cat "$T/nodisplay.err")"
+    [ "$ms" -lt 2000 ] || fail "no display ($display): took $ms ms"
+    grep -q "no usable display.*horizon run" "$T/nodisplay.err" ||
+        fail "no display ($display): $(cat "$T/nodisplay.err")"
+done
+
 # ---- the output directory's lock: a session never writes where a run is writing ----
 "$HZ" run "${SMALL[@]}" --steps 100000000 --stats-every 1 --out "$T/held" --quiet &
 HOLDER=$!
