@@ -1,5 +1,6 @@
 /* hz_test_util.h - small helpers shared by the unit tests: a test-local PRNG (independent of the
- * Philox generator under test), temporary directories, whole-file reads and substring asserts.
+ * Philox generator under test), temporary directories, whole-file reads, substring asserts and
+ * scenario comparison.
  * Include after <cmocka.h>. Everything is static inline so that unused helpers cost nothing. */
 #ifndef HZ_TEST_UTIL_H
 #define HZ_TEST_UTIL_H
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "sim_scenario.h"
 
 /* xorshift64*: deterministic test data that owes nothing to the code under test. */
 typedef struct hz_rng {
@@ -106,5 +109,27 @@ static inline int hz_write_file(const char *path, const void *data, size_t len)
         if (!strstr(hz_h, hz_n))                                                                 \
             fail_msg("expected \"%s\" in \"%s\"", hz_n, hz_h);                                   \
     } while (0)
+
+/* The scenario as INI text (malloc'ed): its values, without the bookkeeping of where they came
+ * from, so that two scenarios compare by what they mean. */
+static inline char *hz_scenario_ini(const sim_scenario *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    sim_scenario_write_ini(sc, m);
+    fclose(m);
+    return text;
+}
+
+/* Equal values, every float and double written exactly. */
+static inline void hz_assert_same_scenario(const sim_scenario *a, const sim_scenario *b)
+{
+    char *ta = hz_scenario_ini(a), *tb = hz_scenario_ini(b);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+}
 
 #endif

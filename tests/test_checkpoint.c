@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fuzz/ckpt_fixup.h"
+#include "hz_test_util.h"
 #include "sim.h"
 #include "sim_alloc.h"
 #include "sim_checkpoint.h"
@@ -71,18 +72,6 @@ static uint8_t *make_image(int w, int h, int steps, size_t *len)
     return make_image_of(&sc, steps, len);
 }
 
-/* The scenario as INI text (malloc'ed): its value, without where its values came from. */
-static char *ini_of(const sim_scenario *sc)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    assert_non_null(m);
-    sim_scenario_write_ini(sc, m);
-    fclose(m);
-    return text;
-}
-
 /* Decoding must fail with a message containing `want` (one of several, '|'-separated), and
  * leave nothing allocated. */
 static void expect_refused(const uint8_t *buf, size_t len, const char *want)
@@ -128,7 +117,7 @@ static void test_resume_is_bit_identical(void **state)
     assert_memory_equal(back.agents, ck.agents, sizeof(uint32_t) * (size_t)ck.n_agents);
     sim_scenario expect = sc;
     strcpy(expect.dir, "."); /* the output directory is not part of a checkpoint */
-    char *want = ini_of(&expect), *got = ini_of(&back.sc);
+    char *want = hz_scenario_ini(&expect), *got = hz_scenario_ini(&back.sc);
     assert_string_equal(got, want);
     free(want);
     free(got);

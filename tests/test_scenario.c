@@ -18,27 +18,6 @@
 
 #define SCEN_DIR HZ_SOURCE_DIR "/assets/scenarios"
 
-/* The scenario as INI text (malloc'ed): what it means, without where its values came from. */
-static char *ini_of(const sim_scenario *sc)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    assert_non_null(m);
-    sim_scenario_write_ini(sc, m);
-    fclose(m);
-    return text;
-}
-
-/* Equal values, every float and double written exactly (the round trip below checks that). */
-static void assert_same_scenario(const sim_scenario *a, const sim_scenario *b)
-{
-    char *ta = ini_of(a), *tb = ini_of(b);
-    assert_string_equal(ta, tb);
-    free(ta);
-    free(tb);
-}
-
 /* The README's scenario table, read here: every key it lists, set to its documented default on
  * top of the built-in defaults, changes nothing; and every key of the scenario is listed. */
 static void test_defaults_match_readme(void **state)
@@ -107,7 +86,7 @@ static void test_defaults_match_readme(void **state)
         }
     }
     free(readme);
-    assert_same_scenario(&def, &doc);
+    hz_assert_same_scenario(&def, &doc);
 
     /* Every key that write_ini knows appears in the table. */
     char *text = NULL;
@@ -151,8 +130,8 @@ static void test_defaults_equal_default_ini(void **state)
     if (sim_scenario_parse_string(&builtin, sim_scenario_builtin_text(), "builtin", &err) !=
         SIM_OK)
         fail_msg("%s", err.msg);
-    assert_same_scenario(&def, &file);
-    assert_same_scenario(&def, &builtin);
+    hz_assert_same_scenario(&def, &file);
+    hz_assert_same_scenario(&def, &builtin);
 
     size_t len;
     char *text = hz_read_file(SCEN_DIR "/default.ini", &len);
@@ -210,13 +189,13 @@ static void test_shipped_scenarios_parse(void **state)
  * bytes also hold where its values came from, which is not part of its value. */
 static void round_trip(const sim_scenario *in)
 {
-    char *text = ini_of(in);
+    char *text = hz_scenario_ini(in);
     sim_scenario out;
     sim_err err = {{0}};
     sim_scenario_defaults(&out);
     if (sim_scenario_parse_string(&out, text, "roundtrip.ini", &err) != SIM_OK)
         fail_msg("%s\n%s", err.msg, text);
-    char *back = ini_of(&out);
+    char *back = hz_scenario_ini(&out);
     if (strcmp(text, back) != 0)
         fail_msg("round trip changed the scenario:\n%s---\n%s", text, back);
     free(back);

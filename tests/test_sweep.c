@@ -78,26 +78,6 @@ static void load_fails(const char *text, char **sets, int n_sets, int code, int 
     hz_assert_contains(err.msg, what);
 }
 
-static char *ini_text(const sim_scenario *sc)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    assert_non_null(m);
-    sim_scenario_write_ini(sc, m);
-    fclose(m);
-    return text;
-}
-
-static void assert_same_scenario(const sim_scenario *a, const sim_scenario *b)
-{
-    /* write_ini: every value, none of the bookkeeping (where values came from) */
-    char *ta = ini_text(a), *tb = ini_text(b);
-    assert_string_equal(ta, tb);
-    free(ta);
-    free(tb);
-}
-
 /* ---- expansion ---- */
 
 static void test_lists(void **state)
@@ -419,7 +399,7 @@ static void test_scenario_is_base_plus_args(void **state)
                            "output.stats_every=3"};
     for (int i = 0; i < 4; i++)
         assert_int_equal(sim_scenario_set(&ref, fixed[i], &err), SIM_OK);
-    assert_same_scenario(sim_sweep_base(sw), &ref);
+    hz_assert_same_scenario(sim_sweep_base(sw), &ref);
     assert_int_equal(sim_sweep_base(sw)->width, 100);
     assert_int_equal(sim_sweep_base(sw)->sweeps, 4);
 
@@ -436,7 +416,7 @@ static void test_scenario_is_base_plus_args(void **state)
             if (sim_scenario_set(&oracle, tok, &err) != SIM_OK)
                 fail_msg("run %lld: %s: %s", (long long)run, tok, err.msg);
         }
-        assert_same_scenario(&sc, &oracle);
+        hz_assert_same_scenario(&sc, &oracle);
         assert_true(sc.seed == 5 + (uint64_t)(run % 2));
     }
     sim_sweep_destroy(sw);
