@@ -1,8 +1,9 @@
 /* gpu_bench.cu - the GPU sections of `horizon bench` (gpu_bench_run): copy bandwidth (the
  * ceiling), Jacobi one sweep per pass and fused, horizon sums and tile mappings
- * (gpu_bench_hz.cu), the large scenario's full step on GPU and CPU, and the seed-001 Laplace
- * exercise. Device timings are medians of CUDA-event-timed runs after a warm-up; whole steps are
- * timed on the host clock because every step returns its moved count to the host. */
+ * (gpu_bench_hz.cu), the large scenario's full step on GPU and CPU (and each part of the step
+ * timed alone, step_part), and the seed-001 Laplace exercise. Device timings are medians of
+ * CUDA-event-timed runs after a warm-up; whole steps are timed on the host clock because every
+ * step returns its moved count to the host. */
 #include <omp.h>
 #include <string.h>
 #include <time.h>
@@ -230,6 +231,41 @@ static int bench_jacobi(gpu_bench_ctx *c, sim_err *err)
 }
 
 /* ---- 4. the large scenario, GPU vs CPU ---- */
+
+/* The parts of a step, each timed alone on a benchmark instance. */
+enum { PART_BIN, PART_DECIDE, PART_MOVE, PART_DIFFUSE, PART_STATS, PART_COUNT };
+
+/* Enqueues one part of the step alone on st->stream. It leaves the state inconsistent (the
+ * bins, the field and the claims no longer belong together): benchmark instances only. */
+static int step_part(gpu_state *st, int part, sim_err *err)
+{
+    cudaStream_t s = st->stream;
+    float *cur = st->d_field, *other = st->d_spare;
+    const int fold = gpu_step_folds(st);
+    st->dev_step_ok = 0;
+    switch (part) {
+    case PART_BIN:
+        /* Count, scan and scatter alone (in the step the count is part of the move kernel and
+         * the rest runs beside the diffusion): the agents of the previous step's order, whose
+         * final cells d_target holds after a step, into the current set. */
+        if (st->n == 0)
+            return SIM_OK;
+        GPU_TRY(gpu_bins_agents_count(&st->ab, &st->geom, st->d_target, st->n, s, err));
+        return gpu_bins_agents_rebin(&st->ab, &st->geom, st->ab.cur ^ 1, st->d_target, st->n,
+                                     NULL, s, err);
+    case PART_DECIDE:
+        return st->n > 0 ? gpu_step_decide(st, cur, 0, err) : SIM_OK;
+    case PART_MOVE:
+        return st->n > 0 ? gpu_step_move(st, cur, fold, err) : SIM_OK;
+    case PART_DIFFUSE:
+        return gpu_jacobi_run_dep(&st->jac, &cur, &other, st->sc.sweeps, st->tune.fuse_max,
+                                  st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
+                                  NULL, s, err);
+    default:
+        GPU_TRY(gpu_stats_field(cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
+        return gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err);
+    }
+}
 static int set_keys(sim_scenario *sc, const char *const *kv, sim_err *err)
 {
     for (; *kv; kv++)
@@ -318,7 +354,7 @@ static int bench_step(gpu_bench_ctx *c, int side, sim_err *err)
     GPU_TRY(steps_equal(&sc, c->quick ? 2 : 3, &equal, err));
     /* Where a step's time goes: each part alone on a throwaway instance, event-timed, after one
      * whole step (the binning part rebins that step's moves). */
-    double part_ms[GPU_PART_COUNT];
+    double part_ms[PART_COUNT];
     int nodes = 0, kernels = 0;
     {
         sim *s = NULL;
@@ -332,9 +368,9 @@ static int bench_step(gpu_bench_ctx *c, int side, sim_err *err)
             sim_err_set(err, rc, "%s", sim_errmsg(s));
         nodes = st->graph_nodes;
         kernels = st->graph_kernels;
-        for (int part = 0; part < GPU_PART_COUNT && rc == SIM_OK; part++)
+        for (int part = 0; part < PART_COUNT && rc == SIM_OK; part++)
             rc = gpu_bench_time(c, c->quick ? 3 : 10, [&]() -> int {
-                return gpu_step_part(st, part, err);
+                return step_part(st, part, err);
             }, &part_ms[part], err);
         c->s = keep;
         sim_destroy(s);

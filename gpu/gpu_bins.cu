@@ -1,7 +1,14 @@
-/* gpu_bins.cu - agents binned by tile (see gpu_bins.h): tile keys, a stable CUB radix sort of
- * (key, id) pairs, and the run start of every tile from block adjacent differences of the sorted
- * keys (seed 002). Deterministic: the sort is stable and every run start is written once. */
+/* gpu_bins.cu - agents binned by tile (see gpu_bins.h), both ways:
+ *   - sorted bins: tile keys, a stable CUB radix sort of (key, id) pairs, and the run start of
+ *     every tile from block adjacent differences of the sorted keys (seed 002). Deterministic:
+ *     the sort is stable and every run start is written once.
+ *   - the step's bins: a count of agents per tile with warp-aggregated atomics (agents arrive in
+ *     tile order, so a warp touches one or two tiles) that notes each agent's rank in its tile,
+ *     a one-block scan of the counts into run starts, and a scatter of ids and cells into the
+ *     other set. Cheaper than a sort: an agent moves at most one cell a step, so its tile
+ *     rarely changes. */
 #include <cub/block/block_adjacent_difference.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <string.h>
@@ -12,16 +19,27 @@
 #include "gpu_horizon.h"
 #include "gpu_policy.h"
 
+gpu_bins_geom gpu_bins_geom_of(const gpu_hz_geom *g)
+{
+    gpu_bins_geom b;
+    b.w = g->w;
+    b.T = g->T;
+    b.ntx = g->ntx;
+    b.ntiles = g->ntiles;
+    return b;
+}
+
+/* ---- Sorted bins ---- */
+
 /* Thread per agent: its tile key and its id. */
-__global__ void hz_keys_kernel(const uint32_t *__restrict__ cells, int64_t n, int w, int T,
-                               int ntx, uint32_t *__restrict__ keys, uint32_t *__restrict__ ids)
+__global__ void gpu_bins_keys_kernel(const uint32_t *__restrict__ cells, int64_t n,
+                                     gpu_bins_geom bg, uint32_t *__restrict__ keys,
+                                     uint32_t *__restrict__ ids)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    uint32_t c = cells[i];
-    uint32_t x = c % (uint32_t)w, y = c / (uint32_t)w;
-    keys[i] = (y / (uint32_t)T) * (uint32_t)ntx + x / (uint32_t)T;
+    keys[i] = gpu_bins_tile_of(cells[i], bg);
     ids[i] = (uint32_t)i;
 }
 
@@ -38,7 +56,7 @@ struct key_step {
  * seed 002), tiles key[i-1]+1 .. key[i] start at i. Index n carries the sentinel key ntiles,
  * which closes the last run: begin[ntiles] = n. Every begin entry is written exactly once. */
 __global__ void __launch_bounds__(GPU_BIN_THREADS)
-hz_starts_kernel(const uint32_t *__restrict__ keys, int64_t n, int ntiles, uint32_t *begin)
+gpu_bins_starts_kernel(const uint32_t *__restrict__ keys, int64_t n, int ntiles, uint32_t *begin)
 {
     __shared__ typename bin_adj::TempStorage tmp;
     const int64_t base = (int64_t)blockIdx.x * GPU_BIN_THREADS * GPU_BIN_ITEMS;
@@ -115,8 +133,8 @@ int gpu_bins_build(gpu_bins *b, const gpu_hz_geom *g, const uint32_t *d_cells, i
         return sim_err_set(err, SIM_EINVAL, "binning %lld agents with room for %lld",
                            (long long)n, (long long)b->cap);
     unsigned blocks = (unsigned)((n + GPU_BIN_THREADS - 1) / GPU_BIN_THREADS);
-    hz_keys_kernel<<<blocks, GPU_BIN_THREADS, 0, s>>>(d_cells, n, g->w, g->T, g->ntx, b->d_key_in,
-                                                     b->d_id_in);
+    gpu_bins_keys_kernel<<<blocks, GPU_BIN_THREADS, 0, s>>>(d_cells, n, gpu_bins_geom_of(g),
+                                                           b->d_key_in, b->d_id_in);
     GPU_CHECK_LAUNCH(err, s);
     size_t temp = b->temp_bytes;
     GPU_CHECK(err, cub::DeviceRadixSort::SortPairs(b->d_temp, temp, b->d_key_in, b->d_key_out,
@@ -124,8 +142,173 @@ int gpu_bins_build(gpu_bins *b, const gpu_hz_geom *g, const uint32_t *d_cells, i
                                                    b->key_bits, s));
     const int64_t per = (int64_t)GPU_BIN_THREADS * GPU_BIN_ITEMS;
     unsigned sblocks = (unsigned)((n + 1 + per - 1) / per); /* n + 1 items: the sentinel too */
-    hz_starts_kernel<<<sblocks, GPU_BIN_THREADS, 0, s>>>(b->d_key_out, n, g->ntiles, b->d_begin);
+    gpu_bins_starts_kernel<<<sblocks, GPU_BIN_THREADS, 0, s>>>(b->d_key_out, n, g->ntiles,
+                                                               b->d_begin);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }
 
+
+/* ---- The step's bins ---- */
+
+/* Counts agents q with final cells fin[q] into their tiles (create, and the bench's binning
+ * part; in the step the move kernel does it). */
+__global__ void __launch_bounds__(GPU_EW_THREADS)
+gpu_bins_count_kernel(int64_t n, const uint32_t *__restrict__ fin, gpu_bins_geom bg,
+                      uint32_t *count, uint32_t *rank)
+{
+    const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = q < n;
+    const uint32_t c = live ? fin[q] : 0u;
+    gpu_bins_count_warp(live, gpu_bins_tile_of(c, bg), count, rank, q);
+}
+
+/* One block: begin[t] = count[0] + .. + count[t-1] (begin[ntiles] = all agents), then the counts
+ * are zeroed for the next step; `step` (not NULL) advances the step index. Tiles go
+ * GPU_BIN_SCAN_THREADS * GPU_BIN_SCAN_ITEMS at a time. Shared memory: CUB's BlockScan
+ * TempStorage for GPU_BIN_SCAN_THREADS threads. */
+typedef cub::BlockScan<uint32_t, GPU_BIN_SCAN_THREADS> bin_scan_t;
+
+__global__ void __launch_bounds__(GPU_BIN_SCAN_THREADS)
+gpu_bins_scan_kernel(uint32_t *count, int ntiles, uint32_t *begin, unsigned long long *step)
+{
+    __shared__ typename bin_scan_t::TempStorage tmp;
+    uint32_t carry = 0;
+    for (int base = 0; base < ntiles; base += GPU_BIN_SCAN_THREADS * GPU_BIN_SCAN_ITEMS) {
+        const int i0 = base + (int)threadIdx.x * GPU_BIN_SCAN_ITEMS;
+        uint32_t v[GPU_BIN_SCAN_ITEMS];
+#pragma unroll
+        for (int j = 0; j < GPU_BIN_SCAN_ITEMS; j++)
+            v[j] = i0 + j < ntiles ? count[i0 + j] : 0u;
+        uint32_t total = 0;
+        bin_scan_t(tmp).ExclusiveSum(v, v, total);
+#pragma unroll
+        for (int j = 0; j < GPU_BIN_SCAN_ITEMS; j++)
+            if (i0 + j < ntiles) {
+                begin[i0 + j] = carry + v[j];
+                count[i0 + j] = 0u;
+            }
+        carry += total;
+        __syncthreads(); /* tmp is reused */
+    }
+    if (threadIdx.x == 0) {
+        begin[ntiles] = carry;
+        if (step)
+            *step += 1ull;
+    }
+}
+
+/* Thread per agent q of the old order: its slot in the new bins is its tile's start plus its
+ * rank. ids NULL: the old order is the id order (create). Every slot below n is written once
+ * when the counts, ranks and starts belong together (the check keeps an inconsistent bench
+ * state in bounds). */
+__global__ void __launch_bounds__(GPU_EW_THREADS)
+gpu_bins_scatter_kernel(int64_t n, const uint32_t *__restrict__ ids,
+                        const uint32_t *__restrict__ fin, const uint32_t *__restrict__ rank,
+                        const uint32_t *__restrict__ begin, gpu_bins_geom bg,
+                        uint32_t *__restrict__ ids_out, uint32_t *__restrict__ cells_out)
+{
+    const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= n)
+        return;
+    const uint32_t c = fin[q];
+    const uint32_t slot = begin[gpu_bins_tile_of(c, bg)] + rank[q];
+    if ((int64_t)slot < n) {
+        ids_out[slot] = ids ? ids[q] : (uint32_t)q;
+        cells_out[slot] = c;
+    }
+}
+
+static unsigned ew_blocks(int64_t n)
+{
+    return (unsigned)((n + GPU_EW_THREADS - 1) / GPU_EW_THREADS);
+}
+
+size_t gpu_bins_agents_bytes(int64_t n, int ntiles)
+{
+    const size_t na = (size_t)(n > 0 ? n : 1), nt = (size_t)ntiles;
+    /* ids and cells of both sets and the rank, per agent; two sets of starts and the count, per
+     * tile. */
+    return na * 5 * sizeof(uint32_t) + (2 * (nt + 1) + nt) * sizeof(uint32_t);
+}
+
+/* gpu_alloc_device, counting the bytes taken into *bytes. */
+static int take(void **p, size_t n, size_t *bytes, sim_err *err)
+{
+    GPU_TRY(gpu_alloc_device(p, n, "agent bins", err));
+    *bytes += n ? n : 1;
+    return SIM_OK;
+}
+
+int gpu_bins_agents_alloc(gpu_bins_agents *b, int64_t n, int ntiles, size_t *bytes,
+                          sim_err *err)
+{
+    const size_t na = (size_t)(n > 0 ? n : 1), nt = (size_t)ntiles;
+    for (int k = 0; k < 2; k++) {
+        GPU_TRY(take((void **)&b->ids[k], na * sizeof(uint32_t), bytes, err));
+        GPU_TRY(take((void **)&b->cells[k], na * sizeof(uint32_t), bytes, err));
+        GPU_TRY(take((void **)&b->begin[k], (nt + 1) * sizeof(uint32_t), bytes, err));
+    }
+    GPU_TRY(take((void **)&b->count, nt * sizeof(uint32_t), bytes, err));
+    GPU_TRY(take((void **)&b->rank, na * sizeof(uint32_t), bytes, err));
+    return SIM_OK;
+}
+
+void gpu_bins_agents_free(gpu_bins_agents *b)
+{
+    for (int k = 0; k < 2; k++) {
+        gpu_alloc_free(b->ids[k]);
+        gpu_alloc_free(b->cells[k]);
+        gpu_alloc_free(b->begin[k]);
+    }
+    gpu_alloc_free(b->count);
+    gpu_alloc_free(b->rank);
+    memset(b, 0, sizeof *b);
+}
+
+int gpu_bins_agents_count(gpu_bins_agents *b, const gpu_hz_geom *g, const uint32_t *d_final,
+                          int64_t n, cudaStream_t s, sim_err *err)
+{
+    if (n <= 0)
+        return SIM_OK;
+    gpu_bins_count_kernel<<<ew_blocks(n), GPU_EW_THREADS, 0, s>>>(n, d_final, gpu_bins_geom_of(g),
+                                                                  b->count, b->rank);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_bins_agents_rebin(gpu_bins_agents *b, const gpu_hz_geom *g, int from,
+                          const uint32_t *d_final, int64_t n, unsigned long long *d_step,
+                          cudaStream_t s, sim_err *err)
+{
+    const int to = from ^ 1;
+    gpu_bins_scan_kernel<<<1, GPU_BIN_SCAN_THREADS, 0, s>>>(b->count, g->ntiles, b->begin[to],
+                                                             d_step);
+    GPU_CHECK_LAUNCH(err, s);
+    gpu_bins_scatter_kernel<<<ew_blocks(n), GPU_EW_THREADS, 0, s>>>(
+        n, b->ids[from], d_final, b->rank, b->begin[to], gpu_bins_geom_of(g), b->ids[to],
+        b->cells[to]);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_bins_agents_init(gpu_bins_agents *b, const gpu_hz_geom *g, const uint32_t *d_cells,
+                         int64_t n, cudaStream_t s, sim_err *err)
+{
+    b->cur = 0;
+    if (n <= 0)
+        return SIM_OK;
+    const gpu_bins_geom bg = gpu_bins_geom_of(g);
+    GPU_CHECK(err, cudaMemsetAsync(b->count, 0, (size_t)g->ntiles * sizeof(uint32_t), s));
+    /* Set 0 from the agents in id order. */
+    gpu_bins_count_kernel<<<ew_blocks(n), GPU_EW_THREADS, 0, s>>>(n, d_cells, bg, b->count,
+                                                                  b->rank);
+    GPU_CHECK_LAUNCH(err, s);
+    gpu_bins_scan_kernel<<<1, GPU_BIN_SCAN_THREADS, 0, s>>>(b->count, g->ntiles, b->begin[0],
+                                                             NULL);
+    GPU_CHECK_LAUNCH(err, s);
+    gpu_bins_scatter_kernel<<<ew_blocks(n), GPU_EW_THREADS, 0, s>>>(
+        n, NULL, d_cells, b->rank, b->begin[0], bg, b->ids[0], b->cells[0]);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}

@@ -1,6 +1,11 @@
-/* gpu_bins.h - agents binned by tile: a stable radix sort of (tile key, agent id) and the run of
- * each tile in the sorted order, so that one thread block serves one tile's agents with
- * coalesced loads. Internal to gpu/ (C++). */
+/* gpu_bins.h - agents binned by tile, so that one thread block serves one tile's agents with
+ * coalesced loads. Two ways to the same layout (ids in tile order, the run of every tile):
+ *   - gpu_bins: a stable radix sort of (tile key, id), for a set of cells given once (horizon
+ *     queries, the bench's horizon section);
+ *   - gpu_bins_agents: the step's own bins, kept between steps and rebuilt each step from counts
+ *     and ranks (the move kernel counts agents into their new tiles with gpu_bins_count_warp,
+ *     then a scan and a scatter fill the other set; see gpu_step.cu for the order).
+ * Internal to gpu/ (C++): the device helpers below are for the .cu files that launch kernels. */
 #ifndef GPU_BINS_H
 #define GPU_BINS_H
 
@@ -35,5 +40,74 @@ void gpu_bins_free(gpu_bins *b);
  * tile, d_begin[t] .. d_begin[t+1] is tile t's run. Stable, so the order is deterministic. */
 int gpu_bins_build(gpu_bins *b, const struct gpu_hz_geom *g, const uint32_t *d_cells, int64_t n,
                    cudaStream_t s, sim_err *err);
+
+/* Tile keys of the horizon tiling (gpu_hz_geom): tile (x / T, y / T) of a cell, row-major; the
+ * fields a binning kernel needs, passed by value. */
+typedef struct gpu_bins_geom {
+    int w, T, ntx, ntiles;
+} gpu_bins_geom;
+
+gpu_bins_geom gpu_bins_geom_of(const struct gpu_hz_geom *g);
+
+__device__ __forceinline__ uint32_t gpu_bins_tile_of(uint32_t c, const gpu_bins_geom &b)
+{
+    const uint32_t x = c % (uint32_t)b.w, y = c / (uint32_t)b.w;
+    return (y / (uint32_t)b.T) * (uint32_t)b.ntx + x / (uint32_t)b.T;
+}
+
+/* Counts a warp's agents into their tiles: every lane of the warp calls it; a live lane's agent
+ * q gets rank[q], its place among the agents of its tile. Lanes with the same tile share one
+ * atomicAdd (their leader's), ranks follow the lane order within the warp. */
+__device__ __forceinline__ void gpu_bins_count_warp(bool live, uint32_t tile, uint32_t *count,
+                                                    uint32_t *rank, int64_t q)
+{
+    const unsigned full = 0xffffffffu;
+    const unsigned peers = __match_any_sync(full, live ? tile : 0xffffffffu);
+    const int lane = (int)(threadIdx.x & 31), leader = __ffs((int)peers) - 1;
+    uint32_t base = 0;
+    if (live && lane == leader)
+        base = atomicAdd(&count[tile], (uint32_t)__popc(peers));
+    base = __shfl_sync(full, base, leader);
+    if (live)
+        rank[q] = base + (uint32_t)__popc(peers & ((1u << lane) - 1u));
+}
+
+/* The step's bins, between steps. Set `cur` holds this step's bins: ids[q] in tile order q,
+ * their cells in the same order, and tile t's run begin[t] .. begin[t+1]. The move kernel
+ * counts every agent into its new tile (count, zero between steps) and notes its rank there
+ * (rank[q]); gpu_bins_agents_rebin then fills the other set, which the next step uses. The order
+ * inside a tile follows the atomics: nothing depends on it (every result is a function of the
+ * agent alone, claims are a maximum of unique keys). */
+typedef struct gpu_bins_agents {
+    uint32_t *ids[2], *cells[2], *begin[2];
+    uint32_t *count, *rank;
+    int cur;
+} gpu_bins_agents;
+
+/* Device bytes gpu_bins_agents_alloc takes for n agents and ntiles tiles. */
+size_t gpu_bins_agents_bytes(int64_t n, int ntiles);
+/* Allocates b for n agents (at least one) and ntiles tiles, adding the bytes taken to *bytes.
+ * On failure (SIM_EDEVMEM, ...) what was allocated stays in b: call gpu_bins_agents_free in
+ * every case; on a zeroed or freed b it is a no-op. */
+int gpu_bins_agents_alloc(gpu_bins_agents *b, int64_t n, int ntiles, size_t *bytes,
+                          sim_err *err);
+void gpu_bins_agents_free(gpu_bins_agents *b);
+
+/* Bins the n agents with cells d_cells (by id) into set 0, in id order within a tile (create).
+ * Sets b->cur = 0. Enqueued on s. */
+int gpu_bins_agents_init(gpu_bins_agents *b, const struct gpu_hz_geom *g,
+                         const uint32_t *d_cells, int64_t n, cudaStream_t s, sim_err *err);
+
+/* Counts agents q < n with final cells d_final[q] into their tiles and notes their ranks (the
+ * count the move kernel does in a step; the bench's binning part runs it alone). */
+int gpu_bins_agents_count(gpu_bins_agents *b, const struct gpu_hz_geom *g,
+                          const uint32_t *d_final, int64_t n, cudaStream_t s, sim_err *err);
+
+/* Next bins from the counts and ranks of the n agents in the order of set `from` (final cells
+ * in d_final[q]): run starts into set from ^ 1 (zeroing the counts), then ids and cells. d_step
+ * (not NULL) is advanced by one in the scan kernel. Does not change b->cur. Enqueued on s. */
+int gpu_bins_agents_rebin(gpu_bins_agents *b, const struct gpu_hz_geom *g, int from,
+                          const uint32_t *d_final, int64_t n, unsigned long long *d_step,
+                          cudaStream_t s, sim_err *err);
 
 #endif

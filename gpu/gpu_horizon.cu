@@ -2,8 +2,9 @@
  * (gpu_bins.cu).
  *
  * Layers: dispatch (gpu_hz_*: plan, grid size, launch, check) -> thin kernels (hz_tile_kernel,
- * hz_naive_kernel) -> block routines (load_prefix, dense_sums, sparse_sums) -> the shared
- * arithmetic of sim_rules.h.
+ * hz_naive_kernel) -> block routines (gpu_horizon_block.cuh: load a tile, serve its agents) ->
+ * thread helpers (the same header: prefix rows, dense and sparse sums) -> the shared arithmetic
+ * of sim_rules.h.
  *
  * Exactness: a cell is sim_fix32(field), |q| <= 2^23 (sim_rules.h). Prefix rows are kept modulo
  * 2^32 (uint32, wrapping); a row span of a disk has at most 2r + 1 <= 129 cells, under 2^31 in
@@ -17,14 +18,13 @@
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
+#include "gpu_horizon_block.cuh"
 #include "gpu_policy.h"
 
 extern "C" {
 #include "sim_rules.h"
 #include "sim_scenario.h"
 }
-
-#define FULL_MASK 0xffffffffu
 
 /* ------------------------------------------------------------------------------------------ */
 /* Geometry and plan                                                                           */
@@ -99,264 +99,6 @@ int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Block routines                                                                              */
-
-__device__ __forceinline__ int wrap_index(int v, int n)
-{
-    v %= n;
-    return v < 0 ? v + n : v;
-}
-
-/* The field value of region cell (i, j) (region origin (ox, oy)). Cells outside a bounded grid
- * count 0; a periodic grid wraps (as often as needed when the region is wider than the grid);
- * `inside`: the whole region lies in the grid, no wrapping or checks. */
-__device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float *__restrict__ field,
-                                              int ox, int oy, int i, int j, bool inside)
-{
-    int gx = ox + j, gy = oy + i;
-    if (!inside) {
-        if (g.periodic) {
-            gx = wrap_index(gx, g.w);
-            gy = wrap_index(gy, g.h);
-        } else if (gx < 0 || gx >= g.w || gy < 0 || gy >= g.h) {
-            return 0.0f;
-        }
-    }
-    return field[(size_t)gy * g.w + gx];
-}
-
-/* Four consecutive region cells (i, 4k .. 4k+3). With a width that is a multiple of 4 (`vec`)
- * the region origin is too (ox = tile origin - L), so the four cells are one aligned float4 of
- * one grid row, also after a periodic wrap, or all outside a bounded grid. */
-__device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
-                                               const float *__restrict__ field, int ox, int oy,
-                                               int i, int k, bool inside, bool vec)
-{
-    if (vec) {
-        int gx = ox + 4 * k, gy = oy + i;
-        if (!inside) {
-            if (g.periodic) {
-                gx = wrap_index(gx, g.w);
-                gy = wrap_index(gy, g.h);
-            } else if (gx < 0 || gx >= g.w || gy < 0 || gy >= g.h) {
-                return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-        }
-        return __ldg(reinterpret_cast<const float4 *>(field + (size_t)gy * g.w + gx));
-    }
-    return make_float4(region_value(g, field, ox, oy, i, 4 * k + 0, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 1, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 2, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 3, inside));
-}
-
-/* Loads the region (RS rows of PW cells, upper-left cell (ox, oy)) as inclusive prefix rows of
- * the fixed-point field modulo 2^32: I[i*PW + j] = sum of the row's cells 0..j. Warp w owns rows
- * w, w + nw, ...; lane l holds the G groups of four cells l*G .. l*G+G-1 of a row (one or two
- * float4 loads), sums them in registers, and one warp scan of the lanes' totals gives the
- * offsets; the row is written back as uint4. GPU_HZ_LOAD_ROWS rows are requested before any is
- * used (a tile is ~100 scattered rows: latency, not bandwidth, is the cost). */
-template <int G>
-__device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
-                                          const float *__restrict__ field, int ox, int oy,
-                                          bool inside, bool vec)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int ng = g.PW >> 2;
-    for (int i0 = warp; i0 < g.RS; i0 += GPU_HZ_LOAD_ROWS * nw) {
-        float4 v[GPU_HZ_LOAD_ROWS][G];
-#pragma unroll
-        for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++)
-#pragma unroll
-            for (int k = 0; k < G; k++) {
-                const int i = i0 + q * nw, grp = lane * G + k;
-                v[q][k] = i < g.RS && grp < ng ? region_group(g, field, ox, oy, i, grp, inside, vec)
-                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-#pragma unroll
-        for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++) {
-            const int i = i0 + q * nw;
-            if (i >= g.RS)
-                break; /* uniform across the warp */
-            uint32_t s[4 * G];
-#pragma unroll
-            for (int k = 0; k < G; k++) {
-                s[4 * k + 0] = (uint32_t)sim_fix32(v[q][k].x);
-                s[4 * k + 1] = (uint32_t)sim_fix32(v[q][k].y);
-                s[4 * k + 2] = (uint32_t)sim_fix32(v[q][k].z);
-                s[4 * k + 3] = (uint32_t)sim_fix32(v[q][k].w);
-            }
-#pragma unroll
-            for (int e = 1; e < 4 * G; e++)
-                s[e] += s[e - 1];
-            const uint32_t total = s[4 * G - 1];
-            uint32_t inc = total;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                uint32_t t = __shfl_up_sync(FULL_MASK, inc, o);
-                if (lane >= o)
-                    inc += t;
-            }
-            const uint32_t base = inc - total;
-            uint4 *row = reinterpret_cast<uint4 *>(I + i * g.PW);
-#pragma unroll
-            for (int k = 0; k < G; k++)
-                if (lane * G + k < ng)
-                    row[lane * G + k] = make_uint4(s[4 * k] + base, s[4 * k + 1] + base,
-                                                   s[4 * k + 2] + base, s[4 * k + 3] + base);
-        }
-    }
-}
-
-/* G = 1 while a row is at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
-template <bool SMALL>
-__device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *__restrict__ field,
-                            int ox, int oy)
-{
-    const bool inside = ox >= 0 && oy >= 0 && ox + g.PW <= g.w && oy + g.RS <= g.h;
-    const bool vec = (g.w & 3) == 0;
-    if (SMALL || g.PW <= 128)
-        load_rows<1>(I, g, field, ox, oy, inside, vec);
-    else
-        load_rows<2>(I, g, field, ox, oy, inside, vec);
-}
-
-/* Accumulators: small disks sum modulo 2^32 (exact, see the top), larger ones in int64. */
-template <bool SMALL> struct hz_acc {
-    typedef int64_t type;
-    __device__ static __forceinline__ void add(int64_t &a, uint32_t span)
-    {
-        a += (int64_t)(int32_t)span;
-    }
-    __device__ static __forceinline__ int64_t value(int64_t a)
-    {
-        return a;
-    }
-};
-template <> struct hz_acc<true> {
-    typedef uint32_t type;
-    __device__ static __forceinline__ void add(uint32_t &a, uint32_t span)
-    {
-        a += span;
-    }
-    __device__ static __forceinline__ int64_t value(uint32_t a)
-    {
-        return (int64_t)(int32_t)a;
-    }
-};
-
-/* Dense mode: the disk sum of every cell of the tile plus a ring of one, into D[DW][DW]. A
- * thread takes three vertically adjacent cells of one column: they share the prefix rows, and
- * where two of them need the same half-width on a row the span is loaded once. Threads of a
- * warp walk the same relative rows, so the half-width branches are uniform and consecutive
- * lanes read consecutive columns (no bank conflicts). hwp: half-widths padded with -1
- * (hwp[d + r + 2] = half-width of disk row d, -1 for |d| > r). */
-template <bool SMALL>
-__device__ void dense_sums(const uint32_t *I, typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
-                           const int *hwp)
-{
-    typedef hz_acc<SMALL> A;
-    const int r = g.r, DW = g.DW, ntrip = (DW + 2) / 3;
-    for (int item = threadIdx.x; item < DW * ntrip; item += blockDim.x) {
-        const int col = item % DW, y0 = (item / DW) * 3;
-        const int ks = DW - y0 < 3 ? DW - y0 : 3;
-        /* D cell (y0, col) is region cell (R - 1 + y0, L - 1 + col). */
-        const uint32_t *row = I + (g.R - 1 + y0 - r) * g.PW + (g.L - 1 + col);
-        typename A::type s0 = 0, s1 = 0, s2 = 0;
-#pragma unroll 2
-        for (int u = -r; u <= r + ks - 1; u++, row += g.PW) {
-            const int h0 = hwp[u + r + 2];
-            const int h1 = ks > 1 ? hwp[u + r + 1] : -1;
-            const int h2 = ks > 2 ? hwp[u + r] : -1;
-            uint32_t v = 0;
-            if (h0 >= 0) {
-                v = row[h0] - row[-h0 - 1];
-                A::add(s0, v);
-            }
-            if (h1 >= 0) {
-                if (h1 != h0)
-                    v = row[h1] - row[-h1 - 1];
-                A::add(s1, v);
-            }
-            if (h2 >= 0) {
-                if (h2 != h1)
-                    v = row[h2] - row[-h2 - 1];
-                A::add(s2, v);
-            }
-        }
-        D[y0 * DW + col] = s0;
-        if (ks > 1)
-            D[(y0 + 1) * DW + col] = s1;
-        if (ks > 2)
-            D[(y0 + 2) * DW + col] = s2;
-    }
-}
-
-/* The spans of half-width h centred one column left of, at and right of the column `row`
- * points at: three differences of six prefix entries. */
-__device__ __forceinline__ void spans3(const uint32_t *row, int h, uint32_t &v0, uint32_t &v1,
-                                       uint32_t &v2)
-{
-    const uint32_t *hi = row + h, *lo = row - h;
-    v0 = hi[-1] - lo[-2];
-    v1 = hi[0] - lo[-1];
-    v2 = hi[1] - lo[0];
-}
-
-/* Sparse mode: the 9 candidate sums of one agent at region coordinates (lx, ly), in slot order
- * (slot = (dy+1)*3 + dx+1). Row j (relative to ly, -r-1 .. r+1) serves the candidate rows
- * cy = -1, 0, 1 with disk rows d = j + 1, j, j - 1; the three candidates of a candidate row share
- * a half-width, and equal half-widths of neighbouring candidate rows reuse the spans. The
- * half-widths of a row are the previous row's shifted by one, so one table read per row. */
-template <bool SMALL>
-__device__ __forceinline__ void sparse_sums(const uint32_t *I, const gpu_hz_geom &g,
-                                            const int *hwp, int lx, int ly, int64_t out[9])
-{
-    typedef hz_acc<SMALL> A;
-    typename A::type s[9];
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        s[i] = 0;
-    const uint32_t *row = I + (ly - g.r - 1) * g.PW + lx;
-    const int n = 2 * g.r + 3;
-    int hb = hwp[1], hc = hwp[0]; /* -1: rows above the first candidate row's disk */
-#pragma unroll 2
-    for (int k = 1; k <= n; k++, row += g.PW) {
-        const int ha = hwp[k + 1];
-        uint32_t v0 = 0, v1 = 0, v2 = 0;
-        int hp = -1;
-        if (ha >= 0) {
-            spans3(row, ha, v0, v1, v2);
-            hp = ha;
-            A::add(s[0], v0);
-            A::add(s[1], v1);
-            A::add(s[2], v2);
-        }
-        if (hb >= 0) {
-            if (hb != hp) {
-                spans3(row, hb, v0, v1, v2);
-                hp = hb;
-            }
-            A::add(s[3], v0);
-            A::add(s[4], v1);
-            A::add(s[5], v2);
-        }
-        if (hc >= 0) {
-            if (hc != hp)
-                spans3(row, hc, v0, v1, v2);
-            A::add(s[6], v0);
-            A::add(s[7], v1);
-            A::add(s[8], v2);
-        }
-        hc = hb;
-        hb = ha;
-    }
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        out[i] = A::value(s[i]);
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* Consumers: what happens to an agent's 9 sums                                               */
 
 struct sums_out {
@@ -405,10 +147,11 @@ struct decide_out {
 /* The tile-sum kernel                                                                         */
 
 /* Persistent grid: each block takes tiles by the mapping (rake: a contiguous run of tiles;
- * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue), skips tiles without agents,
- * builds the prefix rows I (and D in dense mode) in shared memory and serves the tile's agents,
- * one per thread. Shared memory: RS*PW uint32 (+ DW*DW uint32 or int64 dense) dynamic, plus the
- * half-width table and the agent deal (~1 KB). Requires blockDim.x == GPU_HZ_THREADS. */
+ * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue; block: one tile per block),
+ * skips tiles without agents, and for each of the others loads the tile (gpu_hz_block_load) and
+ * serves its agents, one per thread (gpu_hz_block_serve). Shared memory: RS*PW uint32 (+ DW*DW
+ * uint32 or int64 dense) dynamic, plus the half-width table and the agent deal (~1 KB); see
+ * gpu_horizon_block.cuh. Requires blockDim.x == GPU_HZ_THREADS. */
 template <int MODE, bool SMALL, class OUT>
 __global__ void __launch_bounds__(GPU_HZ_THREADS, SMALL ? GPU_HZ_MINB_SMALL : GPU_HZ_MINB_LARGE)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
@@ -423,8 +166,7 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
     __shared__ uint16_t s_deal[GPU_HZ_THREADS]; /* dealt position -> index in the chunk */
     uint32_t *I = reinterpret_cast<uint32_t *>(hz_smem);
     dense_t *D = reinterpret_cast<dense_t *>(I + g.RS * g.PW); /* PW % 4 == 0: 16-byte aligned */
-    for (int d = threadIdx.x; d <= 2 * g.r + 4; d += blockDim.x)
-        s_hwp[d] = sim_disk_halfwidth(g.r, d - g.r - 2); /* -1 outside the disk */
+    gpu_hz_block_halfwidths(s_hwp, g.r);
     const int per = (g.ntiles + gridDim.x - 1) / gridDim.x;
 
     for (int k = 0;; k++) {
@@ -447,81 +189,10 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
         uint32_t b0 = begin[tile], b1 = begin[tile + 1];
         if (b0 == b1)
             continue;
-        const int tx0 = (tile % g.ntx) * g.T, ty0 = (tile / g.ntx) * g.T;
-        const int ox = tx0 - g.L, oy = ty0 - g.R;
-        load_prefix<SMALL>(I, g, field, ox, oy);
-        __syncthreads();
-        if (MODE == GPU_HMODE_DENSE) {
-            dense_sums<SMALL>(I, D, g, s_hwp);
-            __syncthreads();
-        }
-        /* The tile's agents, GPU_HZ_THREADS at a time, dealt to lanes by shared-memory bank:
-         * every load an agent makes sits at a fixed offset from its base word (base + row *
-         * pitch + column), the same offsets for all lanes of a warp, so lanes whose bases
-         * differ modulo 32 (4-byte banks; 16 bank pairs for an int64 dense table) never
-         * conflict. A counting sort on the bank followed by a strided deal gives each warp about
-         * one agent per bank; random placement would give ~3-way conflicts. Only the thread an
-         * agent lands on depends on the (atomic) order; every result is a function of the agent
-         * alone. */
-        const int nbank = MODE == GPU_HMODE_DENSE && !SMALL ? 16 : 32;
-        for (uint32_t c0 = b0; c0 < b1; c0 += GPU_HZ_THREADS) {
-            const int nc = (int)min((uint32_t)GPU_HZ_THREADS, b1 - c0);
-            if (threadIdx.x < 32)
-                s_count[threadIdx.x] = 0;
-            __syncthreads();
-            uint32_t id = 0, cell = 0;
-            int bucket = 0, rank = 0;
-            if ((int)threadIdx.x < nc) {
-                const uint32_t q0 = c0 + threadIdx.x;
-                cell = by_q ? cells[q0] : cells[ids[q0]];
-                int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
-                bucket = (MODE == GPU_HMODE_DENSE ? (y - ty0 + 1) * g.DW + (x - tx0 + 1)
-                                                  : (y - oy) * g.PW + (x - ox)) &
-                         (nbank - 1);
-                rank = atomicAdd(&s_count[bucket], 1);
-            }
-            __syncthreads();
-            if (threadIdx.x == 0)
-                for (int b = 0, acc = 0; b < nbank; b++) {
-                    int n = s_count[b];
-                    s_count[b] = acc;
-                    acc += n;
-                }
-            __syncthreads();
-            if ((int)threadIdx.x < nc)
-                s_deal[s_count[bucket] + rank] = (uint16_t)threadIdx.x;
-            __syncthreads();
-            const int pos = (threadIdx.x & 31) * (GPU_HZ_THREADS / 32) + (threadIdx.x >> 5);
-            if (pos < nc) {
-                const uint32_t q = c0 + s_deal[pos]; /* cells: L1 hits by now */
-                id = ids[q];
-                cell = by_q ? cells[q] : cells[id];
-                int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
-                int64_t s[SIM_NCAND];
-                if (MODE == GPU_HMODE_DENSE) {
-                    const dense_t *dc = D + (y - ty0 + 1) * g.DW + (x - tx0 + 1);
-#pragma unroll
-                    for (int c = 0; c < SIM_NCAND; c++)
-                        s[c] = hz_acc<SMALL>::value(dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)]);
-                } else {
-                    int64_t sl[9];
-                    sparse_sums<SMALL>(I, g, s_hwp, x - ox, y - oy, sl);
-#pragma unroll
-                    for (int c = 0; c < SIM_NCAND; c++)
-                        s[c] = sl[sim_cand_slot(c)];
-                }
-                if (!g.periodic) {
-#pragma unroll
-                    for (int c = 0; c < SIM_NCAND; c++) {
-                        int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
-                        if (cx < 0 || cx >= g.w || cy < 0 || cy >= g.h)
-                            s[c] = SIM_SUM_INVALID;
-                    }
-                }
-                out(q, id, x, y, s);
-            }
-            __syncthreads(); /* s_deal is refilled for the next chunk */
-        }
+        const gpu_hz_tile t = gpu_hz_tile_at(g, tile);
+        gpu_hz_block_load<MODE, SMALL>(I, D, g, field, s_hwp, t);
+        gpu_hz_block_serve<MODE, SMALL>(I, D, g, s_hwp, t, ids, cells, by_q, b0, b1, s_count,
+                                        s_deal, out);
         __syncthreads(); /* I and D are rebuilt for the next tile */
     }
 }

@@ -29,6 +29,10 @@
 /* ---- Agent binning (gpu_bins.cu) ---- */
 #define GPU_BIN_THREADS 256
 #define GPU_BIN_ITEMS 4 /* sorted keys per thread in the run-start kernel */
+/* The one-block scan of the step's tile counts: 1024 x 4 = 4096 tiles a round, one round at the
+ * large scenario. */
+#define GPU_BIN_SCAN_THREADS 1024
+#define GPU_BIN_SCAN_ITEMS 4
 
 /* ---- Jacobi, one sweep per pass (gpu_jacobi.cu) ---- */
 #define GPU_JS_WARPS 4  /* warps per block, stacked in y */

@@ -23,18 +23,6 @@ typedef struct gpu_pinned {
     gpu_ctl ctl;             /* the control block read back after a step */
 } gpu_pinned;
 
-/* Agents binned by tile between steps (gpu_step.cu). Set `cur` holds this step's bins: ids[q]
- * in tile order q, their cells in the same order, and tile t's run begin[t] .. begin[t+1]. The
- * move kernel counts every agent into its new tile (count, zero between steps) and notes its
- * rank there (rank[q]); a scan and a scatter then fill the other set, which the next step uses.
- * The order inside a tile follows the atomics: nothing depends on it (every result is a
- * function of the agent alone, claims are a maximum of unique keys). */
-typedef struct gpu_agent_bins {
-    uint32_t *ids[2], *cells[2], *begin[2];
-    uint32_t *count, *rank;
-    int cur;
-} gpu_agent_bins;
-
 typedef struct gpu_state {
     sim_scenario sc;
     int w, h, periodic;
@@ -56,7 +44,7 @@ typedef struct gpu_state {
     gpu_pinned *h_pin;
     double *h_colsum;          /* pinned, width entries */
 
-    gpu_agent_bins ab;
+    gpu_bins_agents ab;        /* the step's bins (gpu_bins.h) */
     gpu_hz_geom geom;
     gpu_hz_plan plan;
     gpu_jac jac;
@@ -87,11 +75,15 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
  * use), reads back moved and, when asked, the statistics. */
 int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err);
 
-/* One part of the step alone, for the bench's breakdown (it leaves the state inconsistent:
- * benchmark instances only). */
-enum { GPU_PART_BIN, GPU_PART_DECIDE, GPU_PART_MOVE, GPU_PART_DIFFUSE, GPU_PART_STATS,
-       GPU_PART_COUNT };
-int gpu_step_part(gpu_state *st, int part, sim_err *err);
+/* Phases of the step, enqueued on st->stream (gpu_step_enqueue runs them in order; the bench
+ * also times them one by one):
+ *   gpu_step_decide: the tile-sum kernel over the current bins with `field`: sense, decide,
+ *                    claim (queue_zeroed: the dynamic mapping's tile queue is already 0);
+ *   gpu_step_move:   winners move, the deposit unless `fold`, agents counted into new tiles;
+ *   gpu_step_folds:  whether the deposit goes into the first Jacobi pass (it is fused). */
+int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err *err);
+int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err);
+int gpu_step_folds(const gpu_state *st);
 
 /* Drops the captured graphs (after a change of tuning or pointers). */
 void gpu_step_forget(gpu_state *st);
