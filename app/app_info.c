@@ -54,11 +54,12 @@ int app_info_main(int argc, char **argv)
     if (have_sc && app_load_scenario(path, sets, n_sets, &sc) != SIM_OK)
         return APP_EXIT_USAGE;
     if (have_sc) {
-        int64_t cells = (int64_t)sc.width * sc.height, n = sim_scenario_agent_count(&sc);
+        int64_t n = sim_scenario_agent_count(&sc);
         printf("scenario: %dx%d %s, %lld agents, r=%d, %d sweeps/step, %lld steps\n", sc.width,
                sc.height, sim_boundary_name(sc.boundary), (long long)n, sc.radius, sc.sweeps,
                (long long)sc.steps);
-        printf("cpu memory estimate: %.1f MiB\n", (double)(cells * 28 + n * 16) / 1048576.0);
+        printf("cpu memory estimate: %.1f MiB\n",
+               (double)sim_cpu_estimate_bytes(&sc) / 1048576.0);
     }
 #ifdef HORIZON_HAVE_CUDA
     gpu_info_print(stdout, have_sc ? &sc : NULL);

@@ -63,4 +63,8 @@ typedef struct sim_backend_ops {
 /* The CPU backend (OpenMP; bit-identical for any thread count). */
 const sim_backend_ops *sim_cpu_backend(void);
 
+/* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the
+ * struct and allocator rounding aside), for `horizon info`. */
+size_t sim_cpu_estimate_bytes(const sim_scenario *sc);
+
 #endif

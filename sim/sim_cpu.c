@@ -1,7 +1,22 @@
 /* sim_cpu.c - the CPU backend: the reference implementation of the step (DESIGN.md), OpenMP
  * parallel and bit-identical for any thread count. Memory is sized once in create:
- * 2 fields (4+4 B/cell), prefix rows (8 B/cell), occupancy (4 B/cell), claims (8 B/cell),
- * and per agent its cell, target and claim key (16 B). */
+ * 2 fields (4+4 B/cell), extended prefix rows (8 B/cell + 8(2r+3) B/row), occupancy (4 B/cell),
+ * claims (8 B/cell), the dense disk sums when agents are dense enough to use them (8 B/cell),
+ * and per agent its cell (4 B).
+ *
+ * Every phase walks the grid in row order and finds agents through the occupancy, not the agent
+ * list (whose order is random in space): the dense sums, the claims and the field are then read
+ * as streams instead of one cache miss each, which is most of the time at 2048^2.
+ *
+ * Threads: with one thread the horizon, sense and move phases enter no OpenMP region (their
+ * pragmas carry `if (threads > 1)`); the sweeps and statistics still open one-thread regions.
+ * With more, every loop is schedule(static) over work of equal cost per index (rows of the grid,
+ * agents whose sense is 9 loads or 3(2r+3) row spans), so no thread waits on a dynamic queue and the split is the same
+ * every step. The wait policy is left to the user (OMP_WAIT_POLICY, GOMP_SPINCOUNT: libgomp reads
+ * them once, at load, so the backend cannot set them): libgomp's default spins a while before
+ * sleeping, which is right on an idle machine; on a loaded one,
+ * OMP_WAIT_POLICY=passive keeps idle threads from stealing the core that the last one needs
+ * (README, Performance). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -18,12 +33,12 @@ typedef struct cpu_state {
     int threads;
     int64_t cells, n;
     float *field, *spare;   /* cells each; Jacobi ping-pongs between them */
-    int64_t *prefix;        /* (width+1) * height */
+    sim_hz_ext ext;         /* extended prefix rows (sim_horizon.h), refilled every step */
+    int64_t *ext_rows, *ext_offset;
+    int64_t *dense;         /* disk sum of every cell, or NULL when agents are sparse */
     int32_t *occ;           /* agent id per cell, -1 empty */
     uint64_t *claim;        /* highest claim key per cell, 0 none */
     uint32_t *pos;          /* cell of each agent */
-    uint32_t *target;       /* chosen cell this step */
-    uint64_t *key;          /* claim key this step, 0 when not claiming */
     double *colsum;         /* width, for the field total */
     sim_disk disk;
     uint64_t threshold;
@@ -36,14 +51,38 @@ static void cpu_destroy(void *p)
         return;
     sim_free(s->field);
     sim_free(s->spare);
-    sim_free(s->prefix);
+    sim_free(s->ext_rows);
+    sim_free(s->ext_offset);
+    sim_free(s->dense);
     sim_free(s->occ);
     sim_free(s->claim);
     sim_free(s->pos);
-    sim_free(s->target);
-    sim_free(s->key);
     sim_free(s->colsum);
     sim_free(s);
+}
+
+/* Dense disk sums (every cell, vectorised row passes) against per-agent sums (3(2r+3) row spans
+ * of scattered rows each): per cell the dense pass does 2r+1 streaming adds, an agent does
+ * 9(2r+1) scattered ones, several times dearer each. Measured on one core (512^2 and 2048^2,
+ * r = 8 and 32) the dense pass wins from a density of about 1/40; below it, and in worlds of
+ * few agents, per-agent sums cost less and need no extra 8 B/cell. */
+static int use_dense(int64_t cells, int64_t n_agents)
+{
+    return n_agents * 40 >= cells;
+}
+
+size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
+{
+    /* The arrays of cpu_create, in its order. */
+    size_t cells = (size_t)sc->width * (size_t)sc->height;
+    int64_t n = sim_scenario_agent_count(sc);
+    size_t b = cells * (2 * sizeof(float) + sizeof(int32_t) + sizeof(uint64_t));
+    b += (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(int64_t);
+    b += (size_t)sim_hz_ext_offset_len(sc->height, sc->radius) * sizeof(int64_t);
+    if (use_dense((int64_t)cells, n))
+        b += cells * sizeof(int64_t);
+    b += (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) + (size_t)sc->width * sizeof(double);
+    return b;
 }
 
 static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
@@ -60,16 +99,19 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     size_t cells = (size_t)s->cells, n = (size_t)(n_agents > 0 ? n_agents : 1);
     s->field = sim_malloc_array(cells, sizeof *s->field);
     s->spare = sim_malloc_array(cells, sizeof *s->spare);
-    s->prefix = sim_malloc_array((size_t)(sc->width + 1) * (size_t)sc->height, sizeof *s->prefix);
+    s->ext_rows = sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius),
+                                   sizeof *s->ext_rows);
+    s->ext_offset = sim_malloc_array((size_t)sim_hz_ext_offset_len(sc->height, sc->radius),
+                                     sizeof *s->ext_offset);
+    int want_dense = use_dense(s->cells, n_agents);
+    s->dense = want_dense ? sim_malloc_array(cells, sizeof *s->dense) : NULL;
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_calloc(cells, sizeof *s->claim);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
-    s->target = sim_malloc_array(n, sizeof *s->target);
-    s->key = sim_malloc_array(n, sizeof *s->key);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
-    if (!s->field || !s->spare || !s->prefix || !s->occ || !s->claim || !s->pos || !s->target ||
-        !s->key || !s->colsum) {
-        size_t bytes = cells * 28 + n * 16;
+    if (!s->field || !s->spare || !s->ext_rows || !s->ext_offset || (want_dense && !s->dense) ||
+        !s->occ || !s->claim || !s->pos || !s->colsum) {
+        size_t bytes = cells * (want_dense ? 36 : 28) + n * 4;
         cpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu backend: out of memory allocating %zu bytes for "
                            "a %dx%d world with %lld agents", bytes, sc->width, sc->height,
@@ -83,15 +125,17 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
         s->occ[agents[i]] = (int32_t)i;
     }
     sim_disk_init(&s->disk, sc->radius);
+    sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
+                    sc->boundary == SIM_BOUNDARY_PERIODIC, s->ext_rows, s->ext_offset);
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
     return SIM_OK;
 }
 
-static int wrapi(int v, int n)
+/* v + d for d in {-1, 0, 1}, wrapped onto [0, n): no division. */
+static int wrap1(int v, int n)
 {
-    v %= n;
-    return v < 0 ? v + n : v;
+    return v < 0 ? v + n : v >= n ? v - n : v;
 }
 
 /* Raises *slot to key if key is larger; the final value is the maximum whatever the order. */
@@ -103,62 +147,82 @@ static void claim_max(uint64_t *slot, uint64_t key)
         ;
 }
 
-/* Sense and decide for every agent, then claim targets that were empty at the start. */
+/* Sense and decide for every agent, then claim targets that were empty at the start. Rows are
+ * split among threads; within a row the agents come in cell order. */
 static void sense_decide_claim(cpu_state *s, int64_t step)
 {
     const sim_scenario *sc = &s->sc;
     const int w = sc->width, h = sc->height;
     const int periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
-#pragma omp parallel for schedule(dynamic, 1024) num_threads(s->threads)
-    for (int64_t i = 0; i < s->n; i++) {
-        int x = (int)(s->pos[i] % (uint32_t)w), y = (int)(s->pos[i] / (uint32_t)w);
-        int64_t sums[SIM_NCAND];
-        sim_horizon_candidates(s->prefix, w, h, periodic, &s->disk, x, y, sums);
-        sim_u32x4 r = sim_random(sc->seed, (uint64_t)step, (uint32_t)i, SIM_RNG_STEP);
-        int c = sim_decide(sums, r, s->threshold);
-        int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
-        if (periodic) {
-            tx = wrapi(tx, w);
-            ty = wrapi(ty, h);
-        } else if (tx < 0 || tx >= w || ty < 0 || ty >= h) {
-            tx = x;
-            ty = y;
-        }
-        uint32_t t = (uint32_t)((int64_t)ty * w + tx);
-        s->target[i] = t;
-        s->key[i] = 0;
-        if (t != s->pos[i] && s->occ[t] < 0) {
-            s->key[i] = sim_claim_key(r, (uint32_t)i);
-            claim_max(&s->claim[t], s->key[i]);
+    const int threads = s->threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int y = 0; y < h; y++) {
+        const int32_t *occ_row = s->occ + (int64_t)y * w;
+        for (int x = 0; x < w; x++) {
+            int32_t i = occ_row[x];
+            if (i < 0)
+                continue;
+            int64_t sums[SIM_NCAND];
+            if (s->dense) {
+                for (int c = 0; c < SIM_NCAND; c++) {
+                    int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+                    if (periodic) {
+                        cx = wrap1(cx, w);
+                        cy = wrap1(cy, h);
+                    } else if (cx < 0 || cx >= w || cy < 0 || cy >= h) {
+                        sums[c] = SIM_SUM_INVALID;
+                        continue;
+                    }
+                    sums[c] = s->dense[(int64_t)cy * w + cx];
+                }
+            } else {
+                sim_hz_ext_candidates(&s->ext, &s->disk, x, y, sums);
+            }
+            sim_u32x4 r = sim_random(sc->seed, (uint64_t)step, (uint32_t)i, SIM_RNG_STEP);
+            int c = sim_decide(sums, r, s->threshold);
+            int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
+            if (periodic) {
+                tx = wrap1(tx, w);
+                ty = wrap1(ty, h);
+            } else if (tx < 0 || tx >= w || ty < 0 || ty >= h) {
+                continue; /* stays */
+            }
+            int64_t t = (int64_t)ty * w + tx;
+            /* occ is only written after this loop: "empty at the start of the step". */
+            if (t != (int64_t)y * w + x && s->occ[t] < 0)
+                claim_max(&s->claim[t], sim_claim_key(r, (uint32_t)i));
         }
     }
 }
 
+/* Moves the winners and deposits. The winner of a claimed cell is the low half of its claim
+ * word (sim_claim_key), so one pass over the claims moves every winner and clears the word for
+ * the next step. No two threads write the same occupancy entry: each claimed cell was empty and
+ * has one winner, each vacated cell had one agent (and was not claimed: it was occupied). */
 static int64_t move_deposit(cpu_state *s)
 {
     int64_t moved = 0;
     const float deposit = s->sc.deposit;
-#pragma omp parallel num_threads(s->threads)
+    const int threads = s->threads;
+    const int64_t cells = s->cells;
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        /* Winners: each target has one winner and was empty, each vacated cell had one agent,
-         * so no two threads write the same occupancy entry. */
 #pragma omp for schedule(static) reduction(+ : moved)
-        for (int64_t i = 0; i < s->n; i++) {
-            if (s->key[i] && s->claim[s->target[i]] == s->key[i]) {
+        for (int64_t t = 0; t < cells; t++) {
+            uint64_t k = s->claim[t];
+            if (k) {
+                uint32_t i = (uint32_t)k;
                 s->occ[s->pos[i]] = -1;
-                s->occ[s->target[i]] = (int32_t)i;
-                s->pos[i] = s->target[i];
+                s->occ[t] = (int32_t)i;
+                s->pos[i] = (uint32_t)t;
+                s->claim[t] = 0;
                 moved++;
             }
         }
-        /* Several losers may reset the same claim word: all write 0, atomically. */
 #pragma omp for schedule(static)
-        for (int64_t i = 0; i < s->n; i++)
-            if (s->key[i])
-                __atomic_store_n(&s->claim[s->target[i]], 0, __ATOMIC_RELAXED);
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < s->n; i++)
-            s->field[s->pos[i]] = s->field[s->pos[i]] + deposit;
+        for (int64_t t = 0; t < cells; t++)
+            if (s->occ[t] >= 0)
+                s->field[t] = s->field[t] + deposit;
     }
     return moved;
 }
@@ -207,7 +271,9 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
     const sim_scenario *sc = &s->sc;
     omp_set_num_threads(s->threads);
     if (s->n > 0) {
-        sim_horizon_prefix(s->field, sc->width, sc->height, s->prefix);
+        sim_hz_ext_build(&s->ext, s->field, s->threads);
+        if (s->dense)
+            sim_hz_ext_dense(&s->ext, &s->disk, s->dense, s->threads);
         sense_decide_claim(s, step);
     }
     st->moved = s->n > 0 ? move_deposit(s) : 0;
@@ -264,12 +330,10 @@ static int cpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums,
     for (int64_t i = 0; i < n; i++)
         if ((int64_t)cells[i] >= s->cells)
             return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
-    sim_horizon_prefix(s->field, sc->width, sc->height, s->prefix);
+    sim_hz_ext_build(&s->ext, s->field, s->threads);
     for (int64_t i = 0; i < n; i++)
-        sim_horizon_candidates(s->prefix, sc->width, sc->height,
-                               sc->boundary == SIM_BOUNDARY_PERIODIC, &s->disk,
-                               (int)(cells[i] % (uint32_t)sc->width),
-                               (int)(cells[i] / (uint32_t)sc->width), sums + 9 * i);
+        sim_hz_ext_candidates(&s->ext, &s->disk, (int)(cells[i] % (uint32_t)sc->width),
+                              (int)(cells[i] / (uint32_t)sc->width), sums + 9 * i);
     return SIM_OK;
 }
 

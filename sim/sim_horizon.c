@@ -104,3 +104,144 @@ void sim_horizon_candidates(const int64_t *prefix, int w, int h, int periodic,
         sums[c] = sim_horizon_disk(prefix, w, h, periodic, d, cx, cy);
     }
 }
+
+/* ---- Extended prefix rows (sim_horizon.h). ---- */
+
+/* GCC and clang compile the dense row pass twice, for AVX2 and for the baseline ISA, and pick
+ * one at load time: int64 adds and subtracts give the same bits in either. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define HZ_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HZ_CLONES
+#endif
+
+int64_t sim_hz_ext_rows_len(int w, int h, int r)
+{
+    return ((int64_t)h + 1) * ((int64_t)w + 2 * r + 3);
+}
+
+int64_t sim_hz_ext_offset_len(int h, int r)
+{
+    return (int64_t)h + 2 * r + 2;
+}
+
+void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *rows,
+                     int64_t *offset)
+{
+    e->w = w;
+    e->h = h;
+    e->r = r;
+    e->periodic = periodic;
+    e->stride = (int64_t)w + 2 * r + 3;
+    e->rows = rows;
+    e->offset = offset;
+    int64_t *zero = rows + (int64_t)h * e->stride;
+    for (int64_t k = 0; k < e->stride; k++)
+        zero[k] = 0;
+    for (int yy = -r - 1; yy <= h + r; yy++) {
+        int64_t row;
+        if (periodic)
+            row = wrap(yy, h);
+        else
+            row = yy < 0 || yy >= h ? h : yy;
+        offset[yy + r + 1] = row * e->stride + r + 1;
+    }
+}
+
+/* floor(k / w) for w > 0. */
+static int64_t floor_div(int64_t k, int64_t w)
+{
+    return k >= 0 ? k / w : -((-k + w - 1) / w);
+}
+
+void sim_hz_ext_build(sim_hz_ext *e, const float *field, int threads)
+{
+    const int w = e->w, h = e->h, r = e->r, periodic = e->periodic;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int y = 0; y < h; y++) {
+        const float *row = field + (int64_t)y * w;
+        int64_t *p = e->rows + (int64_t)y * e->stride + r + 1; /* p[k], k in [-r-1, w+r+1] */
+        int64_t acc = 0;
+        p[0] = 0;
+        for (int x = 0; x < w; x++) {
+            acc += sim_fix(row[x]);
+            p[x + 1] = acc;
+        }
+        /* The halo: whole turns of the row (periodic) or the clamped ends (bounded). */
+        for (int k = -r - 1; k <= w + r + 1; k = k == -1 ? w + 1 : k + 1) {
+            if (periodic) {
+                int64_t q = floor_div(k, w);
+                p[k] = p[k - q * w] + q * acc;
+            } else {
+                p[k] = k < 0 ? 0 : acc;
+            }
+        }
+    }
+}
+
+void sim_hz_ext_candidates(const sim_hz_ext *e, const sim_disk *d, int x, int y,
+                           int64_t sums[9])
+{
+    const int r = d->r;
+    int64_t acc[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}; /* [cdy + 1][cdx + 1] */
+    const int64_t *off = e->offset + y + r + 1;
+    /* Row y + k is shared by the candidates of row y + cdy, where it is the disk's row
+     * k - cdy; the three columns x - 1, x, x + 1 read neighbouring prefix entries. */
+    for (int k = -r - 1; k <= r + 1; k++) {
+        const int64_t *row = e->rows + off[k] + x;
+        for (int cdy = -1; cdy <= 1; cdy++) {
+            int dy = k - cdy;
+            if (dy < -r || dy > r)
+                continue;
+            int hw = d->hw[dy + r];
+            const int64_t *hi = row + hw + 1, *lo = row - hw;
+            acc[cdy + 1][0] += hi[-1] - lo[-1];
+            acc[cdy + 1][1] += hi[0] - lo[0];
+            acc[cdy + 1][2] += hi[1] - lo[1];
+        }
+    }
+    for (int c = 0; c < SIM_NCAND; c++) {
+        int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+        int slot = sim_cand_slot(c);
+        if (!e->periodic && (cx < 0 || cx >= e->w || cy < 0 || cy >= e->h))
+            sums[c] = SIM_SUM_INVALID;
+        else
+            sums[c] = acc[slot / 3][slot % 3];
+    }
+}
+
+/* out[x] = sum over the disk's rows j of row_j[x + hw_j + 1] - row_j[x - hw_j], x in [0, n). */
+HZ_CLONES static void dense_span(const int64_t *const *rowp, const int *hw, int rows, int n,
+                                 int64_t *restrict out)
+{
+    for (int x = 0; x < n; x++)
+        out[x] = 0;
+    for (int j = 0; j < rows; j++) {
+        const int64_t *restrict hi = rowp[j] + hw[j] + 1;
+        const int64_t *restrict lo = rowp[j] - hw[j];
+        for (int x = 0; x < n; x++)
+            out[x] += hi[x] - lo[x];
+    }
+}
+
+/* Columns per block of the dense pass: 2r+1 extended rows of this many int64 stay in L2
+ * (r = 32, 512 columns: 65 x 4 KiB = 260 KiB) while consecutive output rows reuse them. */
+#define HZ_DENSE_BLOCK 512
+
+void sim_hz_ext_dense(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads)
+{
+    const int w = e->w, h = e->h, r = d->r;
+    const int blocks = (w + HZ_DENSE_BLOCK - 1) / HZ_DENSE_BLOCK;
+    const int64_t tasks = (int64_t)blocks * h;
+    /* Block-major order, so that each thread's contiguous share walks down a column block. */
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t t = 0; t < tasks; t++) {
+        int b = (int)(t / h), y = (int)(t % h);
+        int x0 = b * HZ_DENSE_BLOCK;
+        int n = w - x0 < HZ_DENSE_BLOCK ? w - x0 : HZ_DENSE_BLOCK;
+        const int64_t *rowp[2 * 64 + 1];
+        for (int j = 0; j <= 2 * r; j++)
+            rowp[j] = e->rows + e->offset[y + j + 1] + x0; /* row y + (j - r) */
+        dense_span(rowp, d->hw, 2 * r + 1, n, out + (int64_t)y * w + x0);
+    }
+}

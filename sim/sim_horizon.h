@@ -36,4 +36,42 @@ int64_t sim_horizon_disk_brute(const float *field, int w, int h, int periodic, i
 void sim_horizon_candidates(const int64_t *prefix, int w, int h, int periodic,
                             const sim_disk *d, int x, int y, int64_t sums[9]);
 
+/* ---- The fast path: extended prefix rows. Each row carries a halo of r + 1 prefix entries on
+ * both sides, so that the sum of any span [x - hw, x + hw] of a candidate column x in
+ * [-1, w] is one subtraction, ext[x + hw + 1] - ext[x - hw], with no % and no branch:
+ *   periodic: ext[k] = P[k mod w] + floor(k / w) * (row total)  (whole turns included, as the
+ *             brute force counts them);
+ *   bounded:  ext[k] = P[clamp(k, 0, w)]  (cells outside count 0),
+ * where P is the plain prefix row. Rows outside a bounded grid map to an all-zero row, rows of a
+ * periodic grid wrap, through a table of row offsets, so a disk is 2r+1 subtractions and adds.
+ * Integers throughout: the sums are the same bits as sim_horizon_disk's. ---- */
+typedef struct sim_hz_ext {
+    int w, h, r, periodic;
+    int64_t stride;  /* entries per extended row: w + 2r + 3 */
+    int64_t *rows;   /* (h + 1) * stride: h extended rows, then the zero row */
+    int64_t *offset; /* h + 2r + 2 entries: offset[yy + r + 1] = start of row yy's entry 0 */
+} sim_hz_ext;
+
+/* Entries the caller allocates for rows (int64) and offset (int64). */
+int64_t sim_hz_ext_rows_len(int w, int h, int r);
+int64_t sim_hz_ext_offset_len(int h, int r);
+
+/* Fills e's geometry and the row offsets (rows and offset already point at caller memory of
+ * the sizes above). Once per world: the offsets depend only on (h, r, periodic). */
+void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *rows,
+                     int64_t *offset);
+
+/* Builds the extended prefix rows of the field; OpenMP over rows when threads > 1. */
+void sim_hz_ext_build(sim_hz_ext *e, const float *field, int threads);
+
+/* The 9 candidate sums of an agent at (x, y), as sim_horizon_candidates: the 2r+3 rows that the
+ * candidates' disks touch are visited once and shared by the candidates of their 3 columns. */
+void sim_hz_ext_candidates(const sim_hz_ext *e, const sim_disk *d, int x, int y,
+                           int64_t sums[9]);
+
+/* The disk sum of every cell into out (w * h, row-major): 2r+1 vectorisable row passes per
+ * output row. Worth it when agents' candidates cover a good part of the grid. OpenMP over rows
+ * when threads > 1. */
+void sim_hz_ext_dense(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads);
+
 #endif

@@ -452,6 +452,15 @@ static void test_step_matches_reference(void **state)
         sc.noise = 1.0;
         sc.sweeps = 1;
         against_reference(sc, 10);
+        /* sparse (under one agent in 40 cells): the backend's per-agent sums instead of the
+         * dense pass, with a disk wider than the grid is tall */
+        sc.width = 97;
+        sc.height = 23;
+        sc.count = 40;
+        sc.radius = 13;
+        sc.noise = 0.1;
+        sc.sweeps = 2;
+        against_reference(sc, 12);
     }
     /* a one-row world and a one-cell world */
     sim_scenario sc;

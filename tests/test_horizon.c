@@ -271,6 +271,76 @@ static void test_candidates(void **state)
     free(f);
 }
 
+/* The fast path (extended prefix rows): per-agent candidate sums and the dense sum of every
+ * cell, against ref_disk, on grids narrower and shorter than the disk (periodic multi-turn
+ * wraps), odd shapes, a grid wider than one dense column block, every radius class, both
+ * boundary kinds, and 1 and 2 threads for the dense pass. */
+static void check_ext(int w, int h, int r, int periodic, uint64_t seed, int all_cells)
+{
+    float *f = random_field(w, h, seed);
+    int64_t *rows = malloc((size_t)sim_hz_ext_rows_len(w, h, r) * sizeof *rows);
+    int64_t *off = malloc((size_t)sim_hz_ext_offset_len(h, r) * sizeof *off);
+    int64_t *dense = malloc((size_t)w * h * sizeof *dense);
+    assert_non_null(rows);
+    assert_non_null(off);
+    assert_non_null(dense);
+    sim_hz_ext e;
+    sim_disk d;
+    sim_disk_init(&d, r);
+    sim_hz_ext_init(&e, w, h, r, periodic, rows, off);
+    for (int threads = 1; threads <= 2; threads++) {
+        sim_hz_ext_build(&e, f, threads);
+        sim_hz_ext_dense(&e, &d, dense, threads);
+        hz_rng g = {seed + 7};
+        int n = all_cells ? w * h : 300;
+        for (int k = 0; k < n; k++) {
+            int x = all_cells ? k % w : (int)hz_below(&g, (uint64_t)w);
+            int y = all_cells ? k / w : (int)hz_below(&g, (uint64_t)h);
+            int64_t want = ref_disk(f, w, h, periodic, r, x, y);
+            if (dense[(size_t)y * w + x] != want)
+                fail_msg("dense %dx%d %s r=%d (%d,%d): %lld, expected %lld", w, h,
+                         periodic ? "periodic" : "bounded", r, x, y,
+                         (long long)dense[(size_t)y * w + x], (long long)want);
+            if (threads == 2)
+                continue;
+            int64_t sums[9];
+            sim_hz_ext_candidates(&e, &d, x, y, sums);
+            for (int c = 0; c < 9; c++) {
+                int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+                int inside = cx >= 0 && cy >= 0 && cx < w && cy < h;
+                int64_t wc = periodic ? ref_disk(f, w, h, 1, r, modp(cx, w), modp(cy, h))
+                             : inside ? ref_disk(f, w, h, 0, r, cx, cy)
+                                      : SIM_SUM_INVALID;
+                if (sums[c] != wc)
+                    fail_msg("candidates %dx%d %s r=%d (%d,%d) c=%d: %lld, expected %lld", w, h,
+                             periodic ? "periodic" : "bounded", r, x, y, c,
+                             (long long)sums[c], (long long)wc);
+            }
+        }
+    }
+    free(dense);
+    free(off);
+    free(rows);
+    free(f);
+}
+
+static void test_ext_fast_path(void **state)
+{
+    (void)state;
+    static const int shapes[][2] = {{1, 1}, {1, 5}, {5, 1}, {2, 3}, {7, 4}, {13, 11}, {40, 30}};
+    static const int radii[] = {0, 1, 2, 3, 5, 8, 9, 17, 32};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t k = 0; k < sizeof radii / sizeof radii[0]; k++)
+            for (int periodic = 0; periodic <= 1; periodic++)
+                check_ext(shapes[s][0], shapes[s][1], radii[k], periodic, 100 + s * 10 + k, 1);
+    /* Wider than one dense column block (512), and the largest radius. */
+    for (int periodic = 0; periodic <= 1; periodic++) {
+        check_ext(1100, 70, 8, periodic, 31, 0);
+        check_ext(600, 140, 64, periodic, 32, 0);
+        check_ext(700, 3, 64, periodic, 33, 0);
+    }
+}
+
 static void test_fix(void **state)
 {
     (void)state;
@@ -319,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_large_grid_edges_and_interior),
         cmocka_unit_test(test_radius_64_extremes),
         cmocka_unit_test(test_candidates),
+        cmocka_unit_test(test_ext_fast_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
