@@ -1,8 +1,9 @@
 /* sim_cpu.c - the CPU backend: the reference implementation of the step (DESIGN.md), OpenMP
  * parallel and bit-identical for any thread count. Memory is sized once in create:
  * 2 fields (4+4 B/cell), extended prefix rows (8 B/cell + 8(2r+3) B/row), occupancy (4 B/cell),
- * claims (8 B/cell), the dense disk sums when agents are dense enough to use them (8 B/cell),
- * and per agent its cell (4 B).
+ * claims (8 B/cell), the dense disk sums when agents are dense enough to use them (8 B/cell,
+ * plus a 32-bit copy of the prefix rows, 4 B/cell + 4(2r+3) B/row, for the dense pass's exact
+ * 32-bit path), and per agent its cell (4 B).
  *
  * Every phase walks the grid in row order and finds agents through the occupancy, not the agent
  * list (whose order is random in space): the dense sums, the claims and the field are then read
@@ -35,6 +36,7 @@ typedef struct cpu_state {
     float *field, *spare;   /* cells each; Jacobi ping-pongs between them */
     sim_hz_ext ext;         /* extended prefix rows (sim_horizon.h), refilled every step */
     int64_t *ext_rows, *ext_offset;
+    uint32_t *ext_rows32;   /* the prefix rows modulo 2^32, with dense only */
     int64_t *dense;         /* disk sum of every cell, or NULL when agents are sparse */
     int32_t *occ;           /* agent id per cell, -1 empty */
     uint64_t *claim;        /* highest claim key per cell, 0 none */
@@ -53,6 +55,7 @@ static void cpu_destroy(void *p)
     sim_free(s->spare);
     sim_free(s->ext_rows);
     sim_free(s->ext_offset);
+    sim_free(s->ext_rows32);
     sim_free(s->dense);
     sim_free(s->occ);
     sim_free(s->claim);
@@ -80,7 +83,8 @@ size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
     b += (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(int64_t);
     b += (size_t)sim_hz_ext_offset_len(sc->height, sc->radius) * sizeof(int64_t);
     if (use_dense((int64_t)cells, n))
-        b += cells * sizeof(int64_t);
+        b += cells * sizeof(int64_t) +
+             (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(uint32_t);
     b += (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) + (size_t)sc->width * sizeof(double);
     return b;
 }
@@ -105,13 +109,18 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
                                      sizeof *s->ext_offset);
     int want_dense = use_dense(s->cells, n_agents);
     s->dense = want_dense ? sim_malloc_array(cells, sizeof *s->dense) : NULL;
+    s->ext_rows32 = want_dense ? sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width,
+                                                                              sc->height,
+                                                                              sc->radius),
+                                                  sizeof *s->ext_rows32)
+                               : NULL;
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_calloc(cells, sizeof *s->claim);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
-    if (!s->field || !s->spare || !s->ext_rows || !s->ext_offset || (want_dense && !s->dense) ||
+    if (!s->field || !s->spare || !s->ext_rows || !s->ext_offset || (want_dense && (!s->dense || !s->ext_rows32)) ||
         !s->occ || !s->claim || !s->pos || !s->colsum) {
-        size_t bytes = cells * (want_dense ? 36 : 28) + n * 4;
+        size_t bytes = cells * (want_dense ? 40 : 28) + n * 4;
         cpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu backend: out of memory allocating %zu bytes for "
                            "a %dx%d world with %lld agents", bytes, sc->width, sc->height,
@@ -127,6 +136,7 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     sim_disk_init(&s->disk, sc->radius);
     sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
                     sc->boundary == SIM_BOUNDARY_PERIODIC, s->ext_rows, s->ext_offset);
+    sim_hz_ext_attach32(&s->ext, s->ext_rows32);
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
     return SIM_OK;

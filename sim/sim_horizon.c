@@ -1,6 +1,8 @@
 /* sim_horizon.c - exact horizon sums on the CPU: prefix rows (O(r) per disk) and brute force. */
 #include "sim_horizon.h"
 
+#include <stddef.h>
+
 #include "sim_rules.h"
 
 void sim_disk_init(sim_disk *d, int r)
@@ -108,7 +110,7 @@ void sim_horizon_candidates(const int64_t *prefix, int w, int h, int periodic,
 /* ---- Extended prefix rows (sim_horizon.h). ---- */
 
 /* GCC and clang compile the dense row pass twice, for AVX2 and for the baseline ISA, and pick
- * one at load time: int64 adds and subtracts give the same bits in either. */
+ * one at load time: int64 (and uint32) adds and subtracts give the same bits in either. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define HZ_CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -135,6 +137,8 @@ void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *
     e->stride = (int64_t)w + 2 * r + 3;
     e->rows = rows;
     e->offset = offset;
+    e->rows32 = NULL;
+    e->maxabs = -1;
     int64_t *zero = rows + (int64_t)h * e->stride;
     for (int64_t k = 0; k < e->stride; k++)
         zero[k] = 0;
@@ -148,6 +152,27 @@ void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *
     }
 }
 
+void sim_hz_ext_attach32(sim_hz_ext *e, uint32_t *rows32)
+{
+    e->rows32 = rows32;
+    e->maxabs = -1; /* rows32 holds nothing until the next build */
+    if (!rows32)
+        return;
+    uint32_t *zero = rows32 + (int64_t)e->h * e->stride;
+    for (int64_t k = 0; k < e->stride; k++)
+        zero[k] = 0;
+}
+
+int sim_hz_ext_fits32(const sim_hz_ext *e, const sim_disk *d)
+{
+    if (!e->rows32 || e->maxabs < 0 || d->r != e->r)
+        return 0;
+    int64_t cells = 0;
+    for (int j = 0; j <= 2 * d->r; j++)
+        cells += 2 * (int64_t)d->hw[j] + 1;
+    return e->maxabs * cells < ((int64_t)1 << 31);
+}
+
 /* floor(k / w) for w > 0. */
 static int64_t floor_div(int64_t k, int64_t w)
 {
@@ -157,16 +182,35 @@ static int64_t floor_div(int64_t k, int64_t w)
 void sim_hz_ext_build(sim_hz_ext *e, const float *field, int threads)
 {
     const int w = e->w, h = e->h, r = e->r, periodic = e->periodic;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    int64_t maxabs = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) \
+    reduction(max : maxabs)
     for (int y = 0; y < h; y++) {
         const float *row = field + (int64_t)y * w;
         int64_t *p = e->rows + (int64_t)y * e->stride + r + 1; /* p[k], k in [-r-1, w+r+1] */
-        int64_t acc = 0;
+        uint32_t *p32 = e->rows32 ? e->rows32 + (int64_t)y * e->stride + r + 1 : NULL;
+        int64_t acc = 0, m = 0;
         p[0] = 0;
-        for (int x = 0; x < w; x++) {
-            acc += sim_fix(row[x]);
-            p[x + 1] = acc;
+        if (p32) {
+            p32[0] = 0;
+            for (int x = 0; x < w; x++) {
+                int64_t v = sim_fix(row[x]);
+                acc += v;
+                p[x + 1] = acc;
+                p32[x + 1] = (uint32_t)acc;
+                v = v < 0 ? -v : v;
+                m = v > m ? v : m;
+            }
+        } else {
+            for (int x = 0; x < w; x++) {
+                int64_t v = sim_fix(row[x]);
+                acc += v;
+                p[x + 1] = acc;
+                v = v < 0 ? -v : v;
+                m = v > m ? v : m;
+            }
         }
+        maxabs = m > maxabs ? m : maxabs;
         /* The halo: whole turns of the row (periodic) or the clamped ends (bounded). */
         for (int k = -r - 1; k <= w + r + 1; k = k == -1 ? w + 1 : k + 1) {
             if (periodic) {
@@ -175,8 +219,11 @@ void sim_hz_ext_build(sim_hz_ext *e, const float *field, int threads)
             } else {
                 p[k] = k < 0 ? 0 : acc;
             }
+            if (p32)
+                p32[k] = (uint32_t)p[k];
         }
     }
+    e->maxabs = maxabs;
 }
 
 void sim_hz_ext_candidates(const sim_hz_ext *e, const sim_disk *d, int x, int y,
@@ -228,8 +275,65 @@ HZ_CLONES static void dense_span(const int64_t *const *rowp, const int *hw, int 
  * (r = 32, 512 columns: 65 x 4 KiB = 260 KiB) while consecutive output rows reuse them. */
 #define HZ_DENSE_BLOCK 512
 
+/* dense_span modulo 2^32, 8 lanes per AVX2 register: exact when every disk sum lies in
+ * (-2^31, 2^31) (sim_hz_ext_fits32), so its residue, read as a signed 32-bit value, is it. */
+#define HZ_DENSE_BLOCK32 1024
+
+HZ_CLONES static void dense_span32(const uint32_t *const *rowp, const int *hw, int rows, int n,
+                                   int64_t *restrict out)
+{
+    uint32_t acc[HZ_DENSE_BLOCK32];
+    for (int x = 0; x < n; x++)
+        acc[x] = 0;
+    int j = 0;
+    for (; j + 1 < rows; j += 2) {
+        const uint32_t *restrict hi0 = rowp[j] + hw[j] + 1;
+        const uint32_t *restrict lo0 = rowp[j] - hw[j];
+        const uint32_t *restrict hi1 = rowp[j + 1] + hw[j + 1] + 1;
+        const uint32_t *restrict lo1 = rowp[j + 1] - hw[j + 1];
+        for (int x = 0; x < n; x++)
+            acc[x] += (hi0[x] - lo0[x]) + (hi1[x] - lo1[x]);
+    }
+    for (; j < rows; j++) {
+        const uint32_t *restrict hi = rowp[j] + hw[j] + 1;
+        const uint32_t *restrict lo = rowp[j] - hw[j];
+        for (int x = 0; x < n; x++)
+            acc[x] += hi[x] - lo[x];
+    }
+    /* Two's complement without implementation-defined casts: a ^ 2^31 - 2^31. */
+    for (int x = 0; x < n; x++)
+        out[x] = (int64_t)(acc[x] ^ 0x80000000u) - (int64_t)0x80000000u;
+}
+
+static void dense32(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads)
+{
+    const int w = e->w, h = e->h, r = d->r;
+    const int blocks = (w + HZ_DENSE_BLOCK32 - 1) / HZ_DENSE_BLOCK32;
+    const int64_t tasks = (int64_t)blocks * h;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t t = 0; t < tasks; t++) {
+        int b = (int)(t / h), y = (int)(t % h);
+        int x0 = b * HZ_DENSE_BLOCK32;
+        int n = w - x0 < HZ_DENSE_BLOCK32 ? w - x0 : HZ_DENSE_BLOCK32;
+        const uint32_t *rowp[2 * 64 + 1];
+        for (int j = 0; j <= 2 * r; j++)
+            rowp[j] = e->rows32 + e->offset[y + j + 1] + x0; /* row y + (j - r) */
+        dense_span32(rowp, d->hw, 2 * r + 1, n, out + (int64_t)y * w + x0);
+    }
+}
+
 void sim_hz_ext_dense(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads)
 {
+    sim_hz_ext_dense_width(e, d, out, threads, sim_hz_ext_fits32(e, d));
+}
+
+void sim_hz_ext_dense_width(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads,
+                            int bits32)
+{
+    if (bits32 && e->rows32) {
+        dense32(e, d, out, threads);
+        return;
+    }
     const int w = e->w, h = e->h, r = d->r;
     const int blocks = (w + HZ_DENSE_BLOCK - 1) / HZ_DENSE_BLOCK;
     const int64_t tasks = (int64_t)blocks * h;

@@ -50,6 +50,8 @@ typedef struct sim_hz_ext {
     int64_t stride;  /* entries per extended row: w + 2r + 3 */
     int64_t *rows;   /* (h + 1) * stride: h extended rows, then the zero row */
     int64_t *offset; /* h + 2r + 2 entries: offset[yy + r + 1] = start of row yy's entry 0 */
+    uint32_t *rows32; /* NULL, or the same rows modulo 2^32 (sim_hz_ext_attach32) */
+    int64_t maxabs;   /* max |sim_fix(cell)| of the field at the last build; -1 none yet */
 } sim_hz_ext;
 
 /* Entries the caller allocates for rows (int64) and offset (int64). */
@@ -61,7 +63,19 @@ int64_t sim_hz_ext_offset_len(int h, int r);
 void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *rows,
                      int64_t *offset);
 
-/* Builds the extended prefix rows of the field; OpenMP over rows when threads > 1. */
+/* Optional 32-bit copy of the rows for the dense pass (sim_hz_ext_rows_len uint32 entries of
+ * caller memory, laid out as rows; call after sim_hz_ext_init). Every build then also writes
+ * each prefix entry modulo 2^32, and sim_hz_ext_dense sums in uint32 lanes whenever that is
+ * exact (sim_hz_ext_fits32). */
+void sim_hz_ext_attach32(sim_hz_ext *e, uint32_t *rows32);
+
+/* Whether the dense pass of the last build may run in 32 bits: rows32 is attached and
+ * maxabs * (cells of the disk) < 2^31, so that every disk sum lies in (-2^31, 2^31) and its
+ * value modulo 2^32, from the rows modulo 2^32, gives it exactly. */
+int sim_hz_ext_fits32(const sim_hz_ext *e, const sim_disk *d);
+
+/* Builds the extended prefix rows of the field (and rows32, and maxabs); OpenMP over rows when
+ * threads > 1. */
 void sim_hz_ext_build(sim_hz_ext *e, const float *field, int threads);
 
 /* The 9 candidate sums of an agent at (x, y), as sim_horizon_candidates: the 2r+3 rows that the
@@ -71,7 +85,12 @@ void sim_hz_ext_candidates(const sim_hz_ext *e, const sim_disk *d, int x, int y,
 
 /* The disk sum of every cell into out (w * h, row-major): 2r+1 vectorisable row passes per
  * output row. Worth it when agents' candidates cover a good part of the grid. OpenMP over rows
- * when threads > 1. */
+ * when threads > 1. In uint32 lanes from rows32 when sim_hz_ext_fits32, else in int64: the
+ * same bits either way. */
 void sim_hz_ext_dense(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads);
+
+/* The dense pass with its width chosen by the caller (tests): bits32 != 0 needs fits32. */
+void sim_hz_ext_dense_width(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads,
+                            int bits32);
 
 #endif

@@ -341,6 +341,119 @@ static void test_ext_fast_path(void **state)
     }
 }
 
+/* Cells of the disk of radius r, counted by definition. */
+static int64_t ref_disk_cells(int r)
+{
+    int64_t n = 0;
+    for (int dy = -r; dy <= r; dy++)
+        for (int dx = -r; dx <= r; dx++)
+            n += dx * dx + dy * dy <= r * r;
+    return n;
+}
+
+/* A field of exact fixed-point values v / 4096 with |v| <= m, at least one |v| == m: pattern 0
+ * all +m, 1 all -m, 2 mostly +m, 3 uniform in [-m, m], 4 half +m and half -m by rows. */
+static float *bound_field(int w, int h, int64_t m, int pattern, uint64_t seed)
+{
+    hz_rng g = {seed};
+    float *f = malloc((size_t)w * h * sizeof *f);
+    assert_non_null(f);
+    for (int i = 0; i < w * h; i++) {
+        int64_t v;
+        if (pattern == 0)
+            v = m;
+        else if (pattern == 1)
+            v = -m;
+        else if (pattern == 2)
+            v = hz_below(&g, 8) ? m : m - (int64_t)hz_below(&g, (uint64_t)m + 1);
+        else if (pattern == 3)
+            v = (int64_t)hz_below(&g, 2 * (uint64_t)m + 1) - m;
+        else
+            v = (i / w) % 2 ? m : -m;
+        f[i] = (float)v / 4096.0f;
+    }
+    f[(size_t)hz_below(&g, (uint64_t)w * h)] = (float)(pattern == 1 ? -m : m) / 4096.0f;
+    return f;
+}
+
+/* The dense pass's 32-bit path (sim_hz_ext_fits32) against ref_disk: fields whose largest
+ * |value| is just under the bound (the 32-bit path is taken, disk sums up to just under 2^31 in
+ * magnitude) and just over it (the int64 path), r = 0..32, both boundary kinds, 1 and 2 threads,
+ * the automatic choice and the int64 pass forced, every cell or (wide grids) sampled cells. */
+static void check_dense32(int w, int h, int r, int periodic, int64_t m, int pattern,
+                          uint64_t seed, int all_cells)
+{
+    float *f = bound_field(w, h, m, pattern, seed);
+    int64_t *rows = malloc((size_t)sim_hz_ext_rows_len(w, h, r) * sizeof *rows);
+    uint32_t *rows32 = malloc((size_t)sim_hz_ext_rows_len(w, h, r) * sizeof *rows32);
+    int64_t *off = malloc((size_t)sim_hz_ext_offset_len(h, r) * sizeof *off);
+    int64_t *dense = malloc((size_t)w * h * sizeof *dense);
+    int64_t *dense64 = malloc((size_t)w * h * sizeof *dense64);
+    assert_true(rows && rows32 && off && dense && dense64);
+    sim_hz_ext e;
+    sim_disk d;
+    sim_disk_init(&d, r);
+    sim_hz_ext_init(&e, w, h, r, periodic, rows, off);
+    sim_hz_ext_attach32(&e, rows32);
+    int want32 = m * ref_disk_cells(r) < ((int64_t)1 << 31);
+    for (int threads = 1; threads <= 2; threads++) {
+        sim_hz_ext_build(&e, f, threads);
+        assert_int_equal(e.maxabs, m);
+        if (sim_hz_ext_fits32(&e, &d) != want32)
+            fail_msg("fits32 %dx%d r=%d m=%lld: %d, expected %d", w, h, r, (long long)m,
+                     sim_hz_ext_fits32(&e, &d), want32);
+        sim_hz_ext_dense(&e, &d, dense, threads);
+        sim_hz_ext_dense_width(&e, &d, dense64, threads, 0);
+        hz_rng g = {seed + 11};
+        int n = all_cells ? w * h : 400;
+        for (int k = 0; k < n; k++) {
+            int x = all_cells ? k % w : (int)hz_below(&g, (uint64_t)w);
+            int y = all_cells ? k / w : (int)hz_below(&g, (uint64_t)h);
+            int64_t want = ref_disk(f, w, h, periodic, r, x, y);
+            size_t i = (size_t)y * w + x;
+            if (dense[i] != want || dense64[i] != want)
+                fail_msg("dense32 %dx%d %s r=%d m=%lld p=%d (%d,%d): %lld / %lld (int64), "
+                         "expected %lld", w, h, periodic ? "periodic" : "bounded", r,
+                         (long long)m, pattern, x, y, (long long)dense[i],
+                         (long long)dense64[i], (long long)want);
+        }
+    }
+    free(dense64);
+    free(dense);
+    free(off);
+    free(rows32);
+    free(rows);
+    free(f);
+}
+
+static void test_dense32_threshold(void **state)
+{
+    (void)state;
+    for (int r = 0; r <= 32; r++) {
+        int64_t cells = ref_disk_cells(r);
+        int64_t under = (((int64_t)1 << 31) - 1) / cells; /* the largest m that fits */
+        for (int side = 0; side <= 1; side++) {
+            int64_t m = under + side;
+            if (m > SIM_FIX_CELL_MAX) {
+                if (side == 1)
+                    continue; /* no field gets over the bound: always 32 bits */
+                m = SIM_FIX_CELL_MAX;
+            }
+            for (int periodic = 0; periodic <= 1; periodic++)
+                for (int pattern = 0; pattern < 5; pattern++) {
+                    uint64_t seed = 1000 + (uint64_t)r * 20 + side * 10 + periodic * 5 + pattern;
+                    /* Periodic grids narrower than the disk count cells more than once. */
+                    int w = 5 + (r * 7 + pattern * 3) % 29, h = 3 + (r * 5 + pattern) % 23;
+                    check_dense32(w, h, r, periodic, m, pattern, seed, 1);
+                }
+            /* Wider than a 32-bit dense column block (1024). */
+            if (r % 8 == 0)
+                for (int periodic = 0; periodic <= 1; periodic++)
+                    check_dense32(1100, 5, r, periodic, m, 3, 77 + (uint64_t)r, 0);
+        }
+    }
+}
+
 static void test_fix(void **state)
 {
     (void)state;
@@ -390,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_radius_64_extremes),
         cmocka_unit_test(test_candidates),
         cmocka_unit_test(test_ext_fast_path),
+        cmocka_unit_test(test_dense32_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
