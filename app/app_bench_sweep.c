@@ -60,62 +60,25 @@ static int sweep_once(const char *file, const char *dir, const char *backend, co
     return SIM_OK;
 }
 
-static int cmp_run(const void *a, const void *b)
-{
-    long long x = atoll(*(char *const *)a), y = atoll(*(char *const *)b);
-    return (x > y) - (x < y);
-}
-
-/* The rows of DIR/sweep.csv sorted by run (they are written in completion order). */
-static char *sorted_rows(const char *dir)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char **lines = NULL, buf[8192];
-    size_t n = 0, cap = 0, total = 1;
-    while (fgets(buf, sizeof buf, f)) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            char **more = realloc(lines, cap * sizeof *lines);
-            if (!more)
-                break;
-            lines = more;
-        }
-        lines[n] = strdup(buf);
-        if (!lines[n])
-            break;
-        total += strlen(buf);
-        n++;
-    }
-    fclose(f);
-    /* Rows start with the run index: order by it, the header first. */
-    if (n > 2)
-        qsort(lines + 1, n - 1, sizeof *lines, cmp_run);
-    char *out = malloc(total);
-    if (out) {
-        out[0] = '\0';
-        size_t used = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t k = strlen(lines[i]);
-            memcpy(out + used, lines[i], k + 1);
-            used += k;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(lines[i]);
-    free(lines);
-    return out;
-}
-
+/* Whether two finished sweeps wrote the same sweep.csv: a finished sweep rewrites it in run
+ * order, so equal rows are equal bytes. */
 static int same_rows(const char *a, const char *b)
 {
-    char *x = sorted_rows(a), *y = sorted_rows(b);
-    int same = x && y && strcmp(x, y) == 0;
-    free(x);
-    free(y);
+    char pa[1300], pb[1300];
+    snprintf(pa, sizeof pa, "%s/sweep.csv", a);
+    snprintf(pb, sizeof pb, "%s/sweep.csv", b);
+    FILE *fa = fopen(pa, "rb"), *fb = fopen(pb, "rb");
+    int same = fa && fb;
+    while (same) {
+        int x = fgetc(fa), y = fgetc(fb);
+        same = x == y;
+        if (x == EOF || y == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
     return same;
 }
 
