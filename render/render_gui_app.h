@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "render_gui.h"
-#include "render_gui_canvas.h"
+#include "render_canvas.h"
 #include "render_gui_layer.h"
 #include "render_gui_plot.h"
 #include "render_gui_script.h"
@@ -23,7 +23,7 @@
 typedef struct render_gui_overlay {
     uint8_t *px;
     size_t cap;
-    render_gui_canvas c;
+    render_canvas c;
     SDL_Texture *tex;
     int tex_w, tex_h;
     char key[1280]; /* what the texture shows (text, or a plot's serial): redraw on change */

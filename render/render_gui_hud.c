@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render_gui_font.h"
+#include "render_font.h"
 #include "render_gui_view.h"
 
-static const render_gui_rgba panel_bg = {0, 0, 0, 215}, panel_edge = {110, 110, 110, 255},
+static const render_rgba panel_bg = {0, 0, 0, 215}, panel_edge = {110, 110, 110, 255},
                              ink = {240, 240, 240, 255}, dim = {165, 165, 165, 255},
                              accent = {255, 200, 60, 255}, alert = {255, 80, 80, 255};
 
@@ -102,10 +102,10 @@ static void show(render_gui_app *a, render_gui_overlay *o, int x, int y, int fre
 /* A panel sized to its text, with a margin, drawn at (x, y); colours per line: line k of
  * `text` uses colours[k] when given. */
 static void text_panel(render_gui_app *a, render_gui_overlay *o, const char *text, int x, int y,
-                       const render_gui_rgba *colours, int n_colours)
+                       const render_rgba *colours, int n_colours)
 {
     int s = a->scale, m = 6 * s;
-    int w = render_gui_text_width(text, s) + 2 * m, h = render_gui_text_height(text, s) + 2 * m;
+    int w = render_text_width(text, s) + 2 * m, h = render_text_height(text, s) + 2 * m;
     if (x < 0)
         x = a->view.w + x - w; /* negative: from the right edge */
     if (y < 0)
@@ -119,8 +119,8 @@ static void text_panel(render_gui_app *a, render_gui_overlay *o, const char *tex
         show(a, o, x, y, 0);
         return;
     }
-    render_gui_canvas_clear(&o->c, panel_bg);
-    render_gui_canvas_frame(&o->c, 0, 0, w, h, panel_edge);
+    render_canvas_clear(&o->c, panel_bg);
+    render_canvas_frame(&o->c, 0, 0, w, h, panel_edge);
     /* Line by line, so each may have its own colour. */
     char line[256];
     const char *p = text;
@@ -131,8 +131,8 @@ static void text_panel(render_gui_app *a, render_gui_overlay *o, const char *tex
             len = sizeof line - 1;
         memcpy(line, p, len);
         line[len] = '\0';
-        render_gui_rgba col = k < n_colours ? colours[k] : ink;
-        render_gui_text_draw(&o->c, m, m + k * RENDER_GUI_LINE * s, line, s, col);
+        render_rgba col = k < n_colours ? colours[k] : ink;
+        render_text_draw(&o->c, m, m + k * RENDER_LINE * s, line, s, col);
         if (!nl)
             break;
         p = nl + 1;
@@ -179,7 +179,7 @@ static void hud(render_gui_app *a, const render_gui_sim_info *info)
              (long long)info->step, state, a->rec ? "   REC" : "", (long long)info->agents,
              info->steps_per_s, a->fps, be, spf, 100.0 / a->view.scale,
              sim_colormap_name(a->cmap), layer, (unsigned long long)info->seed);
-    render_gui_rgba cols[5] = {info->failed || a->rec ? alert : accent, ink, ink, ink, dim};
+    render_rgba cols[5] = {info->failed || a->rec ? alert : accent, ink, ink, ink, dim};
     text_panel(a, &a->hud, text, 8 * a->scale, 8 * a->scale, cols, 5);
 }
 
@@ -227,7 +227,7 @@ static void inspect_panel(render_gui_app *a)
         }
         snprintf(text + len, sizeof text - (size_t)len, "at step %lld", (long long)p.step);
     }
-    render_gui_rgba cols[2] = {accent, ink};
+    render_rgba cols[2] = {accent, ink};
     text_panel(a, &a->panel, text, -8 * a->scale, 8 * a->scale, cols, 2);
 
     /* Outline the cell on the world (at least a few pixels wide when zoomed out). */
@@ -282,16 +282,16 @@ void render_gui_app_overlays(render_gui_app *a)
     if (a->probe_on)
         inspect_panel(a);
     if (a->show_help) {
-        render_gui_rgba cols[1] = {accent};
+        render_rgba cols[1] = {accent};
         int s = a->scale;
-        int w = render_gui_text_width(help_text, s) + 12 * s;
-        int h = render_gui_text_height(help_text, s) + 12 * s;
+        int w = render_text_width(help_text, s) + 12 * s;
+        int h = render_text_height(help_text, s) + 12 * s;
         text_panel(a, &a->help, help_text, (a->view.w - w) / 2, (a->view.h - h) / 2, cols, 1);
     }
     if (a->status_text[0] && render_gui_app_now() < a->status_until) {
         int s = a->scale;
-        int w = render_gui_text_width(a->status_text, s) + 12 * s;
-        render_gui_rgba cols[1] = {ink};
+        int w = render_text_width(a->status_text, s) + 12 * s;
+        render_rgba cols[1] = {ink};
         text_panel(a, &a->status, a->status_text, (a->view.w - w) / 2, -8 * s, cols, 1);
     }
 }

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "render_gui_font.h"
+#include "render_font.h"
 
 void render_gui_plot_clear(render_gui_plot *p)
 {
@@ -93,16 +93,16 @@ static void fmt(char *buf, size_t n, double v)
         snprintf(buf, n, "%.4g", v);
 }
 
-void render_gui_plot_draw(render_gui_plot *p, int stat, render_gui_canvas *c, int scale)
+void render_gui_plot_draw(render_gui_plot *p, int stat, render_canvas *c, int scale)
 {
-    const render_gui_rgba bg = {0, 0, 0, 190}, edge = {120, 120, 120, 255},
+    const render_rgba bg = {0, 0, 0, 190}, edge = {120, 120, 120, 255},
                           ink = {240, 240, 240, 255}, dim = {170, 170, 170, 255},
                           line = {255, 200, 60, 255};
-    render_gui_canvas_clear(c, bg);
-    render_gui_canvas_frame(c, 0, 0, c->w, c->h, edge);
+    render_canvas_clear(c, bg);
+    render_canvas_frame(c, 0, 0, c->w, c->h, edge);
 
     /* Layout: title line, then the plot area with the y range on its left side. */
-    int pad = 4 * scale, lh = RENDER_GUI_LINE * scale;
+    int pad = 4 * scale, lh = RENDER_LINE * scale;
     int top = pad + lh + 2 * scale, bottom = c->h - pad;
     int left = pad, right = c->w - pad;
     double lo = 0.0, hi = 1.0;
@@ -119,20 +119,20 @@ void render_gui_plot_draw(render_gui_plot *p, int stat, render_gui_canvas *c, in
     } else {
         snprintf(title, sizeof title, "%s: no steps yet  (P: next)", render_gui_stat_name(stat));
     }
-    render_gui_text_draw(c, pad, pad, title, scale, ink);
+    render_text_draw(c, pad, pad, title, scale, ink);
     fmt(a, sizeof a, hi);
     fmt(b, sizeof b, lo);
-    int label_w = render_gui_text_width(a, scale);
-    int bw = render_gui_text_width(b, scale);
+    int label_w = render_text_width(a, scale);
+    int bw = render_text_width(b, scale);
     if (bw > label_w)
         label_w = bw;
-    render_gui_text_draw(c, left, top, a, scale, dim);
-    render_gui_text_draw(c, left, bottom - RENDER_GUI_GLYPH_H * scale, b, scale, dim);
+    render_text_draw(c, left, top, a, scale, dim);
+    render_text_draw(c, left, bottom - RENDER_GLYPH_H * scale, b, scale, dim);
     left += label_w + pad;
     int height = bottom - top, width = right - left;
     if (width < 2 || height < 2 || n == 0)
         return;
-    render_gui_canvas_frame(c, left - 1, top - 1, width + 2, height + 2, edge);
+    render_canvas_frame(c, left - 1, top - 1, width + 2, height + 2, edge);
 
     /* Column x shows samples [x*n/width, (x+1)*n/width); with fewer samples than columns the
      * series is drawn as a polyline between sample positions. */
@@ -157,7 +157,7 @@ void render_gui_plot_draw(render_gui_plot *p, int stat, render_gui_canvas *c, in
                 if (r0 > prev_bottom)
                     r0 = prev_bottom;
             }
-            render_gui_canvas_line(c, left + x, r0, left + x, r1, line);
+            render_canvas_line(c, left + x, r0, left + x, r1, line);
             prev_top = render_gui_plot_row(mx, lo, hi, top, height);
             prev_bottom = render_gui_plot_row(mn, lo, hi, top, height);
         }
@@ -169,9 +169,9 @@ void render_gui_plot_draw(render_gui_plot *p, int stat, render_gui_canvas *c, in
             int x = n > 1 ? left + (int)((int64_t)i * (width - 1) / (n - 1)) : left + width - 1;
             int y = render_gui_plot_row(tmp[i], lo, hi, top, height);
             if (px >= 0)
-                render_gui_canvas_line(c, px, py, x, y, line);
+                render_canvas_line(c, px, py, x, y, line);
             else
-                render_gui_canvas_dot(c, x, y, line);
+                render_canvas_dot(c, x, y, line);
             px = x;
             py = y;
         }

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "render_gui_canvas.h"
+#include "render_canvas.h"
 #include "sim_backend.h"
 
 #define RENDER_GUI_PLOT_CAP 4096 /* steps kept */
@@ -51,6 +51,6 @@ int render_gui_plot_row(double v, double lo, double hi, int top, int height);
 /* Draws statistic `stat` of p into the whole canvas: background, frame, the series scaled to
  * the area (when there are more samples than columns each column shows the min..max of its
  * samples), the title with the latest value, and the y range. Uses p->scratch. */
-void render_gui_plot_draw(render_gui_plot *p, int stat, render_gui_canvas *c, int scale);
+void render_gui_plot_draw(render_gui_plot *p, int stat, render_canvas *c, int scale);
 
 #endif

@@ -95,7 +95,7 @@ static void test_draw(void **state)
         }
         enum { W = 300, H = 120 };
         uint8_t *px = calloc(W * H, 4);
-        render_gui_canvas c = {px, W, H};
+        render_canvas c = {px, W, H};
         render_gui_plot_draw(p, RENDER_GUI_STAT_MEAN, &c, 1);
         /* the series colour: (255, 200, 60) */
         int first_x = -1, first_y = -1, last_x = -1, last_y = -1;

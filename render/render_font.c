@@ -1,9 +1,9 @@
-/* render_gui_font.c - a hand-drawn 5x7 font for ASCII 32..126 ('#' = ink) and text drawing.
+/* render_font.c - a hand-drawn 5x7 font for ASCII 32..126 ('#' = ink) and text drawing.
  * Stored as text pictures so the table can be read and checked by eye; a glyph lookup is an
  * index and a compare, cheap enough for the few hundred characters of a HUD per frame. */
-#include "render_gui_font.h"
+#include "render_font.h"
 
-static const char glyphs[95][RENDER_GUI_GLYPH_H][RENDER_GUI_GLYPH_W + 1] = {
+static const char glyphs[95][RENDER_GLYPH_H][RENDER_GLYPH_W + 1] = {
     {".....", ".....", ".....", ".....", ".....", ".....", "....."}, /* space */
     {"..#..", "..#..", "..#..", "..#..", "..#..", ".....", "..#.."}, /* ! */
     {".#.#.", ".#.#.", ".....", ".....", ".....", ".....", "....."}, /* " */
@@ -107,18 +107,18 @@ static int descends(int ch)
     return ch == 'g' || ch == 'p' || ch == 'q' || ch == 'y';
 }
 
-int render_gui_font_pixel(int ch, int col, int row)
+int render_font_pixel(int ch, int col, int row)
 {
     if (ch < 32 || ch > 126)
         ch = '?';
     if (descends(ch))
-        row -= RENDER_GUI_DESCENT;
-    if (col < 0 || col >= RENDER_GUI_GLYPH_W || row < 0 || row >= RENDER_GUI_GLYPH_H)
+        row -= RENDER_DESCENT;
+    if (col < 0 || col >= RENDER_GLYPH_W || row < 0 || row >= RENDER_GLYPH_H)
         return 0;
     return glyphs[ch - 32][row][col] == '#';
 }
 
-int render_gui_text_width(const char *text, int scale)
+int render_text_width(const char *text, int scale)
 {
     int best = 0, n = 0;
     for (const char *p = text;; p++) {
@@ -132,36 +132,36 @@ int render_gui_text_width(const char *text, int scale)
             n++;
         }
     }
-    return best > 0 ? (best * RENDER_GUI_ADVANCE - 1) * scale : 0;
+    return best > 0 ? (best * RENDER_ADVANCE - 1) * scale : 0;
 }
 
-int render_gui_text_height(const char *text, int scale)
+int render_text_height(const char *text, int scale)
 {
     int lines = 1;
     for (const char *p = text; *p; p++)
         lines += *p == '\n';
-    return ((lines - 1) * RENDER_GUI_LINE + RENDER_GUI_CELL_H) * scale;
+    return ((lines - 1) * RENDER_LINE + RENDER_CELL_H) * scale;
 }
 
-void render_gui_text_draw(render_gui_canvas *c, int x, int y, const char *text, int scale,
-                          render_gui_rgba col)
+void render_text_draw(render_canvas *c, int x, int y, const char *text, int scale,
+                          render_rgba col)
 {
     int cx = x;
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
         if (*p == '\n') {
             cx = x;
-            y += RENDER_GUI_LINE * scale;
+            y += RENDER_LINE * scale;
             continue;
         }
         /* Skip whole glyphs that are off the canvas; spaces draw nothing. */
-        if (*p != ' ' && cx < c->w && y < c->h && cx + RENDER_GUI_GLYPH_W * scale > 0 &&
-            y + RENDER_GUI_CELL_H * scale > 0) {
-            for (int row = 0; row < RENDER_GUI_CELL_H; row++)
-                for (int k = 0; k < RENDER_GUI_GLYPH_W; k++)
-                    if (render_gui_font_pixel(*p, k, row))
-                        render_gui_canvas_fill(c, cx + k * scale, y + row * scale, scale, scale,
+        if (*p != ' ' && cx < c->w && y < c->h && cx + RENDER_GLYPH_W * scale > 0 &&
+            y + RENDER_CELL_H * scale > 0) {
+            for (int row = 0; row < RENDER_CELL_H; row++)
+                for (int k = 0; k < RENDER_GLYPH_W; k++)
+                    if (render_font_pixel(*p, k, row))
+                        render_canvas_fill(c, cx + k * scale, y + row * scale, scale, scale,
                                                col);
         }
-        cx += RENDER_GUI_ADVANCE * scale;
+        cx += RENDER_ADVANCE * scale;
     }
 }

@@ -1,9 +1,9 @@
-/* render_gui_canvas.c - software drawing on RGBA8 buffers (see render_gui_canvas.h). */
-#include "render_gui_canvas.h"
+/* render_canvas.c - software drawing on RGBA8 buffers (see render_canvas.h). */
+#include "render_canvas.h"
 
 #include <stdlib.h>
 
-void render_gui_canvas_clear(render_gui_canvas *c, render_gui_rgba col)
+void render_canvas_clear(render_canvas *c, render_rgba col)
 {
     size_t n = (size_t)c->w * (size_t)c->h;
     for (size_t i = 0; i < n; i++) {
@@ -16,7 +16,7 @@ void render_gui_canvas_clear(render_gui_canvas *c, render_gui_rgba col)
 }
 
 /* Source-over in 8-bit integers: out = src*a + dst*(1-a), alpha likewise, rounded. */
-static void blend(uint8_t *p, render_gui_rgba col)
+static void blend(uint8_t *p, render_rgba col)
 {
     if (col.a == 255) {
         p[0] = col.r;
@@ -32,15 +32,15 @@ static void blend(uint8_t *p, render_gui_rgba col)
     p[3] = (uint8_t)(a + (p[3] * na + 127u) / 255u);
 }
 
-void render_gui_canvas_dot(render_gui_canvas *c, int x, int y, render_gui_rgba col)
+void render_canvas_dot(render_canvas *c, int x, int y, render_rgba col)
 {
     if (x < 0 || y < 0 || x >= c->w || y >= c->h)
         return;
     blend(c->px + ((size_t)y * (size_t)c->w + (size_t)x) * 4, col);
 }
 
-void render_gui_canvas_fill(render_gui_canvas *c, int x, int y, int w, int h,
-                            render_gui_rgba col)
+void render_canvas_fill(render_canvas *c, int x, int y, int w, int h,
+                            render_rgba col)
 {
     int x1 = x + w, y1 = y + h;
     if (x < 0)
@@ -58,29 +58,29 @@ void render_gui_canvas_fill(render_gui_canvas *c, int x, int y, int w, int h,
     }
 }
 
-void render_gui_canvas_frame(render_gui_canvas *c, int x, int y, int w, int h,
-                             render_gui_rgba col)
+void render_canvas_frame(render_canvas *c, int x, int y, int w, int h,
+                             render_rgba col)
 {
     if (w <= 0 || h <= 0)
         return;
-    render_gui_canvas_fill(c, x, y, w, 1, col);
+    render_canvas_fill(c, x, y, w, 1, col);
     if (h > 1)
-        render_gui_canvas_fill(c, x, y + h - 1, w, 1, col);
+        render_canvas_fill(c, x, y + h - 1, w, 1, col);
     if (h > 2) {
-        render_gui_canvas_fill(c, x, y + 1, 1, h - 2, col);
+        render_canvas_fill(c, x, y + 1, 1, h - 2, col);
         if (w > 1)
-            render_gui_canvas_fill(c, x + w - 1, y + 1, 1, h - 2, col);
+            render_canvas_fill(c, x + w - 1, y + 1, 1, h - 2, col);
     }
 }
 
-void render_gui_canvas_line(render_gui_canvas *c, int x0, int y0, int x1, int y1,
-                            render_gui_rgba col)
+void render_canvas_line(render_canvas *c, int x0, int y0, int x1, int y1,
+                            render_rgba col)
 {
     int dx = abs(x1 - x0), dy = -abs(y1 - y0);
     int sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
     int e = dx + dy;
     for (;;) {
-        render_gui_canvas_dot(c, x0, y0, col);
+        render_canvas_dot(c, x0, y0, col);
         if (x0 == x1 && y0 == y1)
             break;
         int e2 = 2 * e;
