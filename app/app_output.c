@@ -2,6 +2,7 @@
 #include "app_output.h"
 
 #include "sim_outdir.h"
+#include "sim_stats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,7 +43,8 @@ static int numbered_name(const char *name, const char *prefix, const char *suffi
 static int top_level_own(const char *name)
 {
     static const char *const own[] = {"stats.csv", "run.json", "checkpoint.hzc",
-                                      "checkpoint.hzc.prev", SIM_OUTDIR_LOCK_NAME};
+                                      "checkpoint.hzc.prev", "events.csv",
+                                      SIM_OUTDIR_LOCK_NAME};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         size_t n = strlen(own[i]);
         if (strncmp(name, own[i], n) == 0 && (name[n] == '\0' || strcmp(name + n, ".tmp") == 0))
@@ -265,7 +267,7 @@ void app_output_abandon(const char *dir, int lock_fd)
         snprintf(sub, sizeof sub, "%s/%s", dir, series[i].sub);
         rmdir(sub);
     }
-    static const char *const top[] = {"stats.csv", "run.json", "checkpoint.hzc",
+    static const char *const top[] = {"stats.csv", "run.json", "checkpoint.hzc", "events.csv",
                                       SIM_OUTDIR_LOCK_NAME};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
         char file[SIM_PATH_MAX + 64];
@@ -276,12 +278,9 @@ void app_output_abandon(const char *dir, int lock_fd)
     rmdir(dir); /* fails, and keeps it, if anything else is in it */
 }
 
-static const char stats_header[] =
-    "step,agents,moved,field_total,field_mean,field_max,residual,checksum\n";
-
 void app_stats_header(FILE *f)
 {
-    fputs(stats_header, f);
+    fputs(SIM_STATS_CSV_HEADER, f);
 }
 
 /* Opens DIR/stats.csv with `mode` ("w" new, "ab" append), unbuffered: each row is one
@@ -321,9 +320,7 @@ int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err)
 {
     /* One row goes out in one write, so a killed run leaves only whole rows behind. */
     char row[256];
-    int n = snprintf(row, sizeof row, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%.17g,%.9g,%.9g,"
-                     "%016" PRIx64 "\n", st->step, st->agents, st->moved, st->field_total,
-                     st->field_mean, (double)st->field_max, (double)st->residual, st->checksum);
+    int n = sim_stats_csv_row(row, sizeof row, st);
     off_t before = ftello(f);
     if (fwrite(row, 1, (size_t)n, f) != (size_t)n || fflush(f) != 0) {
         /* A full disk can take part of a row: cut the file back to whole rows. */
@@ -432,7 +429,7 @@ static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
         if (line[n - 1] != '\n')
             break; /* partial (or absurdly long) last line */
         if (lines++ == 0) {
-            if (strcmp(line, stats_header) != 0) {
+            if (strcmp(line, SIM_STATS_CSV_HEADER) != 0) {
                 rc = sim_err_set(err, SIM_EINVAL, "%s: not the stats.csv of a Horizon run "
                                  "(unexpected header)", path);
                 break;
@@ -483,7 +480,7 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
     /* Temporary files of interrupted writes (their final names hold the last whole version),
      * and run.json: the run is not finished any more. */
     static const char *const stale[] = {"checkpoint.hzc.tmp", "checkpoint.hzc.prev.tmp",
-                                        "run.json", "run.json.tmp"};
+                                        "run.json", "run.json.tmp", "events.csv.tmp"};
     int rc = SIM_OK;
     for (size_t i = 0; rc == SIM_OK && i < sizeof stale / sizeof stale[0]; i++) {
         char file[SIM_PATH_MAX + 64];

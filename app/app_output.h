@@ -19,8 +19,9 @@
  *
  * app_output_prepare, once the state is allocated: makes DIR when it was not there (*created = 1)
  * and locks it, removes the earlier run's files when force (stats.csv, run.json, checkpoint
- * files, frames/frame_NNNNNN.png, fields/field_NNNNNN.npy and their .tmp names: exactly the names
- * a run writes; anything else stays, and a line on stderr says what was kept), and makes
+ * files, events.csv, frames/frame_NNNNNN.png, fields/field_NNNNNN.npy and their .tmp names:
+ * exactly the names a run writes; anything else stays, and a line on stderr says what was
+ * kept), and makes
  * DIR/frames and DIR/fields as asked.
  *
  * app_output_abandon: after a failure before the run wrote any result, removes what

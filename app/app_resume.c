@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The first scenario key whose value differs between a and b (output.dir aside): 1 with
  * "section.key: 'A' in the checkpoint, 'B' asked" in what, 0 when they agree, -1 without
@@ -71,22 +72,26 @@ int app_resume_load(const char *path, const char *scenario_file, int force, char
         return SIM_EINVAL;
     }
     sim_err err;
-    int rc = sim_checkpoint_read(path, ck, &err);
-    if (rc != SIM_OK) {
-        fprintf(stderr, "horizon: %s\n", err.msg);
-        return rc;
-    }
     char dir[SIM_PATH_MAX];
     const char *slash = strrchr(path, '/');
     size_t n = slash ? (size_t)(slash - path) : 0;
     if (n >= sizeof dir) {
         fprintf(stderr, "horizon: %s: path too long\n", path);
-        rc = SIM_EINVAL;
+        return SIM_EINVAL;
     } else if (!slash) {
         strcpy(dir, ".");
     } else {
         memcpy(dir, path, n ? n : 1); /* "/checkpoint.hzc" lives in "/" */
         dir[n ? n : 1] = '\0';
+    }
+    /* A run with events (DIR/events.csv) may have painted or deposited the field below 0 */
+    char events[SIM_PATH_MAX + 16];
+    snprintf(events, sizeof events, "%s/events.csv", dir);
+    int rc = sim_checkpoint_read_flags(path, access(events, F_OK) == 0 ? SIM_CKPT_ANY_SIGN : 0,
+                                       ck, &err);
+    if (rc != SIM_OK) {
+        fprintf(stderr, "horizon: %s\n", err.msg);
+        return rc;
     }
     *sc = ck->sc;
     strcpy(sc->dir, dir);

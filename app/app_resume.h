@@ -5,9 +5,10 @@
 
 #include "sim_checkpoint.h"
 
-/* Reads the checkpoint at path into ck (released again on failure) and sets *sc to the scenario
- * to go on with: the checkpoint's, with output.dir = the checkpoint's directory and the
- * command line's overrides `sets` applied. Of the scenario only run.steps (the total) may
+/* Reads the checkpoint at path into ck (released again on failure; with no floor under the field
+ * values when the checkpoint's directory holds events.csv: SIM_CKPT_ANY_SIGN) and sets *sc to
+ * the scenario to go on with: the checkpoint's, with output.dir = the checkpoint's directory and
+ * the command line's overrides `sets` applied. Of the scenario only run.steps (the total) may
  * differ from the checkpoint; overrides that repeat its values are fine, a scenario file or
  * --force (scenario_file non-NULL, force non-zero) are refused, as is a run.steps below the
  * checkpoint's step. Prints the one-line error; returns SIM_OK, SIM_EINVAL, SIM_EIO (the file

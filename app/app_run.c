@@ -15,6 +15,7 @@
 #include "app_resume.h"
 #include "app_signal.h"
 #include "sim_checkpoint.h"
+#include "sim_events.h"
 #include "sim_outdir.h"
 
 static const char run_usage[] =
@@ -36,11 +37,15 @@ static const char run_usage[] =
     "  --colormap NAME          viridis|magma|inferno|gray (output.colormap)\n"
     "  --stats-every K          a stats.csv row every K steps, 0 = none (output.stats_every)\n"
     "  --dump-fields-every K    write fields/field_STEP.npy (float32) every K steps\n"
+    "  --events FILE            parameter changes and paints to apply during the run, each\n"
+    "                           after its step (a step,event,value CSV file, as the viewer\n"
+    "                           records them); copied to DIR/events.csv\n"
     "  --checkpoint-every K     write DIR/checkpoint.hzc every K steps (the previous one is kept\n"
     "                           as checkpoint.hzc.prev); SIGINT/SIGTERM always write one\n"
-    "  --resume FILE            continue the run saved in checkpoint FILE, in FILE's directory;\n"
-    "                           only --steps (the total), --backend, --threads,\n"
-    "                           --checkpoint-every, --progress and --quiet may be given with it\n"
+    "  --resume FILE            continue the run saved in checkpoint FILE, in FILE's directory\n"
+    "                           (with the events of its events.csv, if it has one); only\n"
+    "                           --steps (the total), --backend, --threads, --checkpoint-every,\n"
+    "                           --progress and --quiet may be given with it\n"
     "  --progress               frequent progress lines when stderr is not a terminal\n"
     "  --quiet                  no progress and no summary\n"
     "  -h, --help               this help\n";
@@ -54,6 +59,7 @@ typedef struct run_opts {
     int force, quiet, progress;
     int64_t checkpoint_every; /* -1: not given */
     const char *resume;       /* checkpoint path, or NULL */
+    const char *events;       /* --events FILE, or NULL */
 } run_opts;
 
 /* Command-line shortcuts are scenario keys under another name. */
@@ -77,11 +83,12 @@ static int dump_field(sim *s, float *buf, const char *dir, sim_err *err)
     return app_write_npy(path, buf, sc->width, sc->height, err);
 }
 
-/* `from`: the step this process started at (a resumed run's checkpoint step, else 0); the rate
- * counts the steps this process ran. */
+/* `sc`: the scenario in force at the end (the events' changes made); `from`: the step this
+ * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
+ * process ran; `ev`: the run's events, or NULL. */
 static int write_run_json(const char *dir, const sim_scenario *sc, const char *backend,
                           int threads, int64_t steps, int64_t from, double wall,
-                          uint64_t checksum, sim_err *err)
+                          uint64_t checksum, const sim_events *ev, sim_err *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -95,6 +102,9 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
             wall > 0 ? (double)(steps - from) / wall : 0.0, checksum);
     if (from > 0)
         fprintf(m, "  \"resumed_from_step\": %" PRId64 ",\n", from);
+    if (ev)
+        fprintf(m, "  \"events\": \"events.csv\",\n  \"events_count\": %zu,\n"
+                "  \"events_applied\": %zu,\n", ev->n, ev->n - sim_events_count_from(ev, steps));
     fputs("  \"scenario\": ", m);
     sim_scenario_write_json(sc, m, 2);
     fputs("\n}\n", m);
@@ -165,6 +175,8 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_
                 bad = 1;
         } else if (app_opt(argc, argv, &i, "--resume", &v, &bad)) {
             o->resume = v;
+        } else if (app_opt(argc, argv, &i, "--events", &v, &bad)) {
+            o->events = v;
         } else if (strcmp(a, "--force") == 0) {
             o->force = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
@@ -185,6 +197,15 @@ static int parse_args(int argc, char **argv, run_opts *o, sim_scenario *sc, sim_
                     o->scenario, a);
             bad = 1;
         }
+    }
+    if (!bad && o->resume && o->events) {
+        /* the run's own copy, DIR/events.csv, is what a resumed run applies: another file
+         * would make the run's directory describe a run that never happened */
+        fprintf(stderr, "horizon run: --resume applies the run's own events (events.csv next to "
+                "the checkpoint); '--events %s' cannot be given with it (only --steps (the "
+                "total), --backend, --threads, --checkpoint-every, --progress and --quiet may "
+                "change)\n", o->events);
+        bad = 1;
     }
     if (!bad)
         rc = o->resume ? app_resume_load(o->resume, o->scenario, o->force, o->sets, o->n_sets,
@@ -219,6 +240,9 @@ typedef struct run_ctx {
     int lock_fd;       /* the output directory's lock, -1 until taken */
     int created;       /* this run made the output directory */
     int stepped;       /* a step ran: results exist that a failure must not remove */
+    int has_events;    /* --events, or a resumed run's events.csv */
+    sim_events ev;     /* the run's events, in file order */
+    size_t ev_next;    /* the first of them not applied yet */
     char stats_path[SIM_PATH_MAX + 16];
     char ckpt_path[SIM_PATH_MAX + 32];
 } run_ctx;
@@ -237,6 +261,25 @@ static void run_release(run_ctx *r)
     r->s = NULL;
     sim_outdir_unlock(r->lock_fd);
     r->lock_fd = -1;
+    sim_events_release(&r->ev);
+}
+
+/* A resumed run's events: DIR/events.csv when the run had --events (a run writes that name only
+ * then, and --force removes it), from the first one at the checkpoint's step. No file: none. */
+static int resume_events(run_ctx *r, int64_t step, sim_err *err)
+{
+    char path[SIM_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/events.csv", r->sc.dir);
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return SIM_OK;
+    int rc = sim_events_load(path, &r->ev, err);
+    if (rc == SIM_OK)
+        rc = sim_events_check(&r->ev, &r->sc, err);
+    if (rc != SIM_OK)
+        return rc;
+    r->has_events = 1;
+    r->ev_next = sim_events_first_at(&r->ev, step);
+    return SIM_OK;
 }
 
 /* Writes DIR/checkpoint.hzc for the current step. The queued frames are written and stats.csv
@@ -290,6 +333,12 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
                    : app_output_prepare(dir, o->force, sc->frames_every > 0,
                                         sc->dump_fields_every > 0, &r->lock_fd, &r->created,
                                         err);
+    if (rc == SIM_OK && !o->resume && r->has_events) {
+        /* the run's directory describes the run: a resume applies this copy */
+        char path[SIM_PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/events.csv", dir);
+        rc = app_write_atomic(path, r->ev.text, r->ev.len, err);
+    }
     if (rc == SIM_OK && sc->stats_every > 0)
         rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
                        : app_stats_open(dir, &r->stats, err);
@@ -310,6 +359,19 @@ int app_run_main(int argc, char **argv)
     const sim_scenario *sc = &r.sc;
     const char *dir = sc->dir;
     const int64_t start = o.resume ? r.ck.step : 0;
+    sim_err err = {{0}};
+    if (o.events) {
+        /* checked whole before anything is made: a bad line is exit 2 with nothing written */
+        rc = sim_events_load(o.events, &r.ev, &err);
+        if (rc == SIM_OK)
+            rc = sim_events_check(&r.ev, sc, &err);
+        if (rc != SIM_OK) {
+            fprintf(stderr, "horizon: %s\n", err.msg);
+            sim_events_release(&r.ev);
+            return app_exit_code(rc == SIM_EIO ? SIM_EINVAL : rc);
+        }
+        r.has_events = 1;
+    }
     r.ckpt_every = o.checkpoint_every >= 0 ? o.checkpoint_every
                                            : (o.resume ? r.ck.checkpoint_every : 0);
     r.last_ckpt = o.resume ? start : -1;
@@ -320,10 +382,10 @@ int app_run_main(int argc, char **argv)
     rc = app_pick_backend(o.backend, &ops, o.quiet);
     if (rc != SIM_OK) {
         sim_checkpoint_release(&r.ck);
+        sim_events_release(&r.ev);
         return app_exit_code(rc);
     }
     int threads = app_threads(o.threads);
-    sim_err err = {{0}};
     /* The directory is ours before anything in it is read or changed: a second process on it
      * is refused here, at once. */
     rc = o.resume ? sim_outdir_lock(dir, &r.lock_fd, &err)
@@ -331,7 +393,13 @@ int app_run_main(int argc, char **argv)
     if (rc != SIM_OK) {
         fprintf(stderr, "horizon: %s\n", err.msg);
         sim_checkpoint_release(&r.ck);
+        sim_events_release(&r.ev);
         return app_exit_code(rc);
+    }
+    if (o.resume && (rc = resume_events(&r, start, &err)) != SIM_OK) {
+        fprintf(stderr, "horizon: %s\n", err.msg);
+        run_release(&r);
+        return app_exit_code(rc == SIM_EIO ? SIM_EINVAL : rc);
     }
     app_signals old_signals;
     app_signals_install(&old_signals);
@@ -348,6 +416,10 @@ int app_run_main(int argc, char **argv)
                 sc->width, sc->height, (long long)sim_agent_count(r.s), sc->radius,
                 (long long)sc->steps, ops->name,
                 strcmp(ops->name, "cpu") == 0 ? (threads == 1 ? " (1 thread)" : "") : "");
+        size_t late = r.has_events ? sim_events_count_from(&r.ev, sc->steps) : 0;
+        if (late > 0)
+            fprintf(stderr, "horizon: %zu of the %zu events of %s are at steps >= %lld, after the "
+                    "last step: not applied\n", late, r.ev.n, r.ev.name, (long long)sc->steps);
     }
 
     /* Step 0 (the initial state) gets a frame and a dump too; a resumed run has them. */
@@ -363,6 +435,11 @@ int app_run_main(int argc, char **argv)
     int64_t checksum_step = -1; /* the step whose checksum `checksum` holds */
     int64_t k;
     for (k = start + 1; k <= sc->steps && !app_signal_pending(); k++) {
+        /* The events of step k-1 change the run from step k on. The stats row, frame, dump and
+         * checkpoint of step k-1 came before them: a checkpoint holds the scenario its step ran
+         * with, and a resume from it applies the events of its step first. */
+        if (r.has_events && (rc = sim_events_apply(&r.ev, &r.ev_next, r.s, &err)) != SIM_OK)
+            goto fail;
         int want = due(k, sc->stats_every);
         sim_stats st;
         rc = sim_step(r.s, want, &st);
@@ -426,15 +503,16 @@ int app_run_main(int argc, char **argv)
         goto fail;
     }
     r.stats = NULL;
-    rc = write_run_json(dir, sc, ops->name, threads, sc->steps, start, wall, checksum, &err);
+    rc = write_run_json(dir, sim_get_scenario(r.s), ops->name, threads, sc->steps, start, wall,
+                        checksum, r.has_events ? &r.ev : NULL, &err);
     if (rc != SIM_OK)
         goto fail;
     if (!o.quiet) {
         int64_t ran = sc->steps - start;
         printf("done: %lld steps in %.2f s (%.1f steps/s), final checksum %016" PRIx64 "\n",
                (long long)ran, wall, wall > 0 ? (double)ran / wall : 0.0, checksum);
-        printf("output: %s/ (stats.csv, run.json%s%s%s)\n", dir,
-               sc->frames_every > 0 ? ", frames/" : "",
+        printf("output: %s/ (stats.csv, run.json%s%s%s%s)\n", dir,
+               r.has_events ? ", events.csv" : "", sc->frames_every > 0 ? ", frames/" : "",
                sc->dump_fields_every > 0 ? ", fields/" : "",
                r.last_ckpt >= 0 ? ", checkpoint.hzc" : "");
         if (sc->frames_every > 0)

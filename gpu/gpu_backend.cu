@@ -1,12 +1,14 @@
 /* gpu_backend.cu - the CUDA backend table: create/destroy, step, reads, checksum, horizon sums,
- * paint, compose and tuning, all on one instance's stream. The C entry points at the edge of
- * gpu/; the work is in gpu_step.cu, gpu_horizon.cu, gpu_jacobi.cu, gpu_stats.cu, gpu_view.cu. */
+ * paint, compose, the viewer's reads and tuning, all on one instance's stream. The C entry points
+ * at the edge of gpu/; the work is in gpu_step.cu, gpu_horizon.cu, gpu_jacobi.cu, gpu_stats.cu,
+ * gpu_view.cu, gpu_probe.cu. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_alloc.h"
 #include "gpu_check.h"
 #include "gpu_policy.h"
+#include "gpu_probe.h"
 #include "gpu_state.h"
 
 extern "C" {
@@ -39,6 +41,7 @@ static void gpu_destroy(void *p)
     gpu_alloc_free(st->d_colsum);
     gpu_alloc_free(st->d_ctl);
     gpu_alloc_free(st->d_rgba);
+    gpu_probe_free(st);
     gpu_alloc_free_pinned(st->h_pin);
     gpu_alloc_free_pinned(st->h_colsum);
     if (st->stream)
@@ -234,6 +237,24 @@ static int gpu_compose(void *p, const sim_view *view, uint8_t *rgba, sim_err *er
     return gpu_view_compose((gpu_state *)p, view, rgba, err);
 }
 
+static int gpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *ys, int ny,
+                           int64_t *out, sim_err *err)
+{
+    return gpu_probe_region_sums((gpu_state *)p, xs, nx, ys, ny, out, err);
+}
+
+static int gpu_read_cells(void *p, const uint32_t *cells, int64_t n, float *values,
+                          int64_t *agents, sim_err *err)
+{
+    return gpu_probe_read_cells((gpu_state *)p, cells, n, values, agents, err);
+}
+
+static int gpu_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cells,
+                           sim_err *err)
+{
+    return gpu_probe_agent_cells((gpu_state *)p, ids, n, cells, err);
+}
+
 /* The table, member by member: designated initializers are C++20 and this code is C++17 (the
  * CUDA standard in CMakeLists.txt). constexpr keeps it a constant, built at compile time like
  * sim_cpu.c's designated initializer, so no static constructor runs and no order of
@@ -252,6 +273,9 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.horizon = gpu_horizon;
     o.paint = gpu_paint;
     o.compose = gpu_compose;
+    o.region_sums = gpu_region_sums;
+    o.read_cells = gpu_read_cells;
+    o.agent_cells = gpu_agent_cells;
     return o;
 }
 

@@ -55,4 +55,15 @@
 #define GPU_ST_THREADS 256
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
 
+/* ---- The viewer's reads (gpu_probe.cu); not tuned by measurement yet ---- */
+#define GPU_PROBE_THREADS 256 /* sampled columns per block of the region-sums kernel */
+/* Most blocks of a grid-stride loop over queries or agents: 4096 x 256 = 1M threads, several
+ * per resident thread slot of an H100/H200 (132 SMs x 2048), so larger n only loops. */
+#define GPU_PROBE_BLOCKS_MAX 4096
+/* read_cells finds the agents of at most this many cells by one pass over the agents' cells
+ * (n compares per agent, the cells in shared memory); more use a temporary cell -> agent map
+ * (4 B/cell, a memset and a scatter). A probe asks for one cell; up to 64 the scan's compares
+ * (on chip, per agent) should cost less than the map's write of every cell. */
+#define GPU_PROBE_SCAN_MAX 64
+
 #endif

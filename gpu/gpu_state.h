@@ -40,6 +40,9 @@ typedef struct gpu_state {
     gpu_ctl *d_ctl;
     uint8_t *d_rgba;           /* compose output, grown on demand (not part of the step) */
     size_t rgba_bytes;
+    void *d_probe;             /* the viewer reads' queries and answers (gpu_probe.h), grown on
+                                * demand (not part of the step) */
+    size_t probe_bytes;
 
     gpu_pinned *h_pin;
     double *h_colsum;          /* pinned, width entries */

@@ -73,14 +73,32 @@ void render_view_fit(sim_view *v, int world_w, int world_h, int img_w, int img_h
     v->y0 = ((double)world_h - (double)img_h * s) * 0.5;
 }
 
+void render_view_colormap(sim_view *v, int cmap)
+{
+    /* White stands out on viridis, whose bright end is yellow; magma's and inferno's bright end
+     * is pale yellow and gray's is white, where white agents vanish: cyan and red keep their
+     * distance from every entry of those maps (test_render_frame checks it). */
+    static const uint8_t agent[SIM_CMAP_COUNT][4] = {
+        [SIM_CMAP_VIRIDIS] = {255, 255, 255, 255},
+        [SIM_CMAP_MAGMA] = {0, 230, 255, 255},
+        [SIM_CMAP_INFERNO] = {0, 230, 255, 255},
+        [SIM_CMAP_GRAY] = {255, 40, 40, 255},
+    };
+    static const uint8_t moved[4] = {255, 0, 255, 255};
+    if (cmap < 0 || cmap >= SIM_CMAP_COUNT)
+        cmap = SIM_CMAP_VIRIDIS;
+    render_colormap_lut(cmap, v->lut);
+    memcpy(v->agent_rgba, agent[cmap], 4);
+    memcpy(v->moved_rgba, moved, 4);
+}
+
 void render_view_init(sim_view *v, int cmap, float range_max)
 {
     memset(v, 0, sizeof(*v));
-    render_colormap_lut(cmap, v->lut);
+    render_view_colormap(v, cmap);
     v->range_max = range_max;
     v->layer = SIM_LAYER_FIELD_AGENTS;
     v->scale = 1.0;
-    memset(v->agent_rgba, 255, sizeof(v->agent_rgba));
     v->background_rgba[3] = 255;
 }
 

@@ -27,7 +27,12 @@ void render_frame_size(const sim_scenario *sc, int *w, int *h);
  * cells per pixel. The colormap, colours, layer and range are left as they were. */
 void render_view_fit(sim_view *v, int world_w, int world_h, int img_w, int img_h);
 
-/* Initialises the drawing style of v: lut from colormap cmap (SIM_CMAP_*), agents white,
+/* Sets v's colormap lut (SIM_CMAP_*; an unknown one is viridis) and the agent colours that go
+ * with it: agents white on viridis, cyan on magma and inferno, red on gray (colours that no entry
+ * of the map comes close to), and magenta for moved agents (occupancy 2) on every map. */
+void render_view_colormap(sim_view *v, int cmap);
+
+/* Initialises the drawing style of v: render_view_colormap(v, cmap),
  * background opaque black, layer SIM_LAYER_FIELD_AGENTS, range_max as given (<= 0: auto).
  * The geometry (w, h, x0, y0, scale) is zeroed: call render_view_fit next. */
 void render_view_init(sim_view *v, int cmap, float range_max);

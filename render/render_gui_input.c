@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "render_colormap.h"
+#include "render_frame.h"
 #include "render_gui_view.h"
 
 #define DRAG_SLOP 3         /* pixels a press may move and still be a click */
@@ -113,7 +114,7 @@ void render_gui_app_key(render_gui_app *a, SDL_Keycode key, int shift)
         break;
     case SDLK_c:
         a->cmap = (a->cmap + 1) % SIM_CMAP_COUNT;
-        render_colormap_lut(a->cmap, a->view.lut);
+        render_view_colormap(&a->view, a->cmap);
         break;
     case SDLK_l:
         /* field + agents -> field -> agents -> horizon sums -> field + agents */

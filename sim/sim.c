@@ -47,6 +47,9 @@ static int check_ops(const sim_backend_ops *ops, sim_err *err)
                           : !ops->checksum    ? "checksum"
                           : !ops->horizon     ? "horizon"
                           : !ops->paint       ? "paint"
+                          : !ops->region_sums ? "region_sums"
+                          : !ops->read_cells  ? "read_cells"
+                          : !ops->agent_cells ? "agent_cells"
                                               : NULL;
     if (missing)
         return sim_err_set(err, SIM_EINVAL, "backend table \"%s\" has no %s", name, missing);
@@ -160,6 +163,64 @@ int sim_paint(sim *s, int x, int y, int radius, float amount)
     return s->ops->paint(s->impl, x, y, radius, amount, &s->err);
 }
 
+/* One axis of a sampled region: n >= 1 samples, strictly increasing, in [0, limit). */
+static int check_axis(const int32_t *v, int n, int limit, const char *name, sim_err *err)
+{
+    if (n < 1)
+        return sim_err_set(err, SIM_EINVAL, "region_sums: n%s = %d (at least 1)", name, n);
+    if (!v)
+        return sim_err_set(err, SIM_EINVAL, "region_sums: %ss is NULL", name);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < 0 || v[i] >= limit)
+            return sim_err_set(err, SIM_EINVAL, "region_sums: %ss[%d] = %d outside [0, %d)", name,
+                               i, (int)v[i], limit);
+        if (i > 0 && v[i] <= v[i - 1])
+            return sim_err_set(err, SIM_EINVAL,
+                               "region_sums: %ss[%d] = %d after %ss[%d] = %d (strictly increasing)",
+                               name, i, (int)v[i], name, i - 1, (int)v[i - 1]);
+    }
+    return SIM_OK;
+}
+
+int sim_region_sums(sim *s, const int32_t *xs, int nx, const int32_t *ys, int ny, int64_t *out)
+{
+    int rc = check_axis(xs, nx, s->sc.width, "x", &s->err);
+    if (rc == SIM_OK)
+        rc = check_axis(ys, ny, s->sc.height, "y", &s->err);
+    if (rc != SIM_OK)
+        return rc;
+    if (!out)
+        return sim_err_set(&s->err, SIM_EINVAL, "region_sums: NULL output");
+    return s->ops->region_sums(s->impl, xs, nx, ys, ny, out, &s->err);
+}
+
+int sim_read_cells(sim *s, const uint32_t *cells, int64_t n, float *values, int64_t *agents)
+{
+    if (n < 0 || (n > 0 && (!cells || !values || !agents)))
+        return sim_err_set(&s->err, SIM_EINVAL, "read_cells: %lld cells%s (n >= 0, arrays not "
+                           "NULL)", (long long)n, n < 0 ? "" : " with a NULL array");
+    const int64_t limit = (int64_t)s->sc.width * s->sc.height;
+    for (int64_t i = 0; i < n; i++)
+        if ((int64_t)cells[i] >= limit)
+            return sim_err_set(&s->err, SIM_EINVAL, "read_cells: cells[%lld] = %u outside "
+                               "[0, %lld) (%dx%d world)", (long long)i, cells[i],
+                               (long long)limit, s->sc.width, s->sc.height);
+    return n > 0 ? s->ops->read_cells(s->impl, cells, n, values, agents, &s->err) : SIM_OK;
+}
+
+int sim_agent_cells(sim *s, const int64_t *ids, int64_t n, uint32_t *cells)
+{
+    if (n < 0 || (n > 0 && (!ids || !cells)))
+        return sim_err_set(&s->err, SIM_EINVAL, "agent_cells: %lld ids%s (n >= 0, arrays not "
+                           "NULL)", (long long)n, n < 0 ? "" : " with a NULL array");
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= s->n_agents)
+            return sim_err_set(&s->err, SIM_EINVAL, "agent_cells: ids[%lld] = %lld outside "
+                               "[0, %lld) (the agents)", (long long)i, (long long)ids[i],
+                               (long long)s->n_agents);
+    return n > 0 ? s->ops->agent_cells(s->impl, ids, n, cells, &s->err) : SIM_OK;
+}
+
 /* The view checks that hold for every backend, so that both refuse the same views (the CUDA
  * compose op has limits of its own, e.g. a side of at most 65535 pixels). A NaN or infinite
  * origin or scale would make sim_view_sample convert a non-finite double to int. */
@@ -225,6 +286,44 @@ int sim_compose(sim *s, const sim_view *view, uint8_t *rgba)
 }
 
 int sim_compose_in_backend(const sim *s) { return s->ops->compose != NULL; }
+
+/* The state is read out of the old instance and a new one is built from it with the new
+ * scenario: the path of a checkpoint resume, so the bits after a change are those of a run
+ * resumed with the new values (the random numbers depend only on seed, step and agent id). The
+ * old instance goes only once the new one exists. */
+int sim_set_params(sim *s, const sim_scenario *sc)
+{
+    char key[80];
+    if (sim_scenario_diff(&s->sc, sc, SIM_KEYS_RUNTIME | SIM_KEYS_OUTPUT, key, sizeof key))
+        return sim_err_set(&s->err, SIM_EINVAL, "%s: not a run-time parameter, it cannot change "
+                           "while the simulation runs (allowed agents.noise, agents.deposit, "
+                           "agents.radius, field.diffusion, field.sweeps, field.decay)", key);
+    int rc = sim_scenario_check_values(sc, SIM_KEYS_RUNTIME, "set params", &s->err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t cells = (size_t)s->sc.width * (size_t)s->sc.height;
+    float *field = sim_malloc_array(cells, sizeof *field);
+    uint32_t *agents = sim_malloc_array((size_t)(s->n_agents > 0 ? s->n_agents : 1),
+                                        sizeof *agents);
+    void *impl = NULL;
+    if (!field || !agents) {
+        rc = sim_err_set(&s->err, SIM_ENOMEM, "set params: out of memory for a host copy of "
+                         "the %dx%d world", s->sc.width, s->sc.height);
+        goto done;
+    }
+    if ((rc = s->ops->read_field(s->impl, field, &s->err)) != SIM_OK ||
+        (rc = s->ops->read_agents(s->impl, agents, &s->err)) != SIM_OK ||
+        (rc = s->ops->create(sc, field, agents, s->n_agents, s->threads, &impl, &s->err)) !=
+            SIM_OK)
+        goto done;
+    s->ops->destroy(s->impl);
+    s->impl = impl;
+    s->sc = *sc;
+done:
+    sim_free(field);
+    sim_free(agents);
+    return rc;
+}
 
 int64_t sim_steps_done(const sim *s) { return s->step; }
 int64_t sim_agent_count(const sim *s) { return s->n_agents; }

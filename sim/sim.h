@@ -57,6 +57,39 @@ int sim_compose(sim *s, const sim_view *view, uint8_t *rgba);
  * a host copy that the window composes itself. */
 int sim_compose_in_backend(const sim *s);
 
+/* ---- Reads for the viewer: only what is asked crosses from the backend ---- */
+
+/* The exact fixed-point disk sums of radius sim_get_scenario(s)->radius (the value
+ * sim_horizon_disk gives: periodic wraps, otherwise cells outside the grid count 0) at every cell
+ * (xs[ix], ys[iy]) of a sampled region: out[iy * nx + ix]. xs strictly increasing in [0, width),
+ * ys likewise in [0, height), nx, ny >= 1; otherwise SIM_EINVAL. The viewer's horizon layer. */
+int sim_region_sums(sim *s, const int32_t *xs, int nx, const int32_t *ys, int ny, int64_t *out);
+
+/* For n cells (indices y*width+x, each < width*height, else SIM_EINVAL): values[i] = the field
+ * at cells[i], agents[i] = the id of the agent standing there or -1. The viewer's probe. */
+int sim_read_cells(sim *s, const uint32_t *cells, int64_t n, float *values, int64_t *agents);
+
+/* The cells of n agents by id (each in [0, sim_agent_count), else SIM_EINVAL). Following an
+ * agent in the viewer. */
+int sim_agent_cells(sim *s, const int64_t *ids, int64_t n, uint32_t *cells);
+
+/* ---- Parameters changed while a simulation runs ---- */
+
+/* Replaces the scenario's run-time parameters by those of sc: agents.noise, agents.deposit,
+ * agents.radius, field.diffusion, field.sweeps and field.decay (sim_events.h lists them;
+ * SIM_KEYS_RUNTIME in sim_scenario.h), each checked against its range. output.* and run.steps
+ * are taken from sc as they are (they never touch the state); every other key, run.seed
+ * included, must equal the current scenario's bit for bit: otherwise SIM_EINVAL naming the
+ * first key that differs ("world.width: not a run-time parameter ..."). Takes effect from the
+ * next step; the state (field, agents, step count) is kept exactly, so a run that changes a
+ * parameter after step k gives the same bits as one that stops at k and resumes from a
+ * checkpoint with the new value. How: the state is read to host buffers and a new backend
+ * instance is created from it (for a moment both instances and the host copy exist: a world
+ * that barely fits may fail with SIM_EDEVMEM or SIM_ENOMEM); the old one is destroyed only then,
+ * so a pointer from sim_get_backend_state is stale afterwards. On failure the simulation is
+ * unchanged and still usable, and the message is in sim_errmsg(s). */
+int sim_set_params(sim *s, const sim_scenario *sc);
+
 int64_t sim_steps_done(const sim *s);
 int64_t sim_agent_count(const sim *s);
 const sim_scenario *sim_get_scenario(const sim *s);

@@ -26,8 +26,9 @@ typedef struct sim_stats {
  * refuses one of another version (SIM_EINVAL), as SQLite's VFS carries iVersion: a backend built
  * against an older sim_backend.h cannot be handed members it does not have. Raise it whenever a
  * member is added, removed, reordered or changes its contract.
- *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose. */
-#define SIM_BACKEND_VERSION 1
+ *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose.
+ *   2: + region_sums, read_cells, agent_cells. */
+#define SIM_BACKEND_VERSION 2
 
 /* A backend instance is an opaque pointer created by `create`. Every function returns a
  * sim_status and writes one line into err on failure. State: the field (width*height floats,
@@ -58,6 +59,23 @@ typedef struct sim_backend_ops {
      * sim_compose then reads the field and agents and composes on the host with the same
      * per-pixel rule (sim_view_compose). Called only with a view sim_compose checked. */
     int (*compose)(void *b, const sim_view *view, uint8_t *rgba, sim_err *err);
+
+    /* The reads behind sim_region_sums, sim_read_cells and sim_agent_cells (sim.h has their
+     * contracts): only what the viewer shows leaves the backend. Called only with arguments
+     * sim.h checked, so they validate nothing: n >= 1 (sim.h answers n = 0 itself), every
+     * array non-NULL, every index in range.
+     *
+     * out[iy * nx + ix] = the exact fixed-point disk sum of radius sc->radius at (xs[ix],
+     * ys[iy]), the bits of sim_horizon_disk (periodic wraps; otherwise cells outside count 0);
+     * xs strictly increasing in [0, width), ys in [0, height), nx, ny >= 1. */
+    int (*region_sums)(void *b, const int32_t *xs, int nx, const int32_t *ys, int ny,
+                       int64_t *out, sim_err *err);
+    /* values[i] = the field at cells[i] (< width*height), agents[i] = the id of the agent on it
+     * or -1. */
+    int (*read_cells)(void *b, const uint32_t *cells, int64_t n, float *values, int64_t *agents,
+                      sim_err *err);
+    /* cells[i] = the cell of agent ids[i] (in [0, n_agents)). */
+    int (*agent_cells)(void *b, const int64_t *ids, int64_t n, uint32_t *cells, sim_err *err);
 } sim_backend_ops;
 
 /* The CPU backend (OpenMP; bit-identical for any thread count). */

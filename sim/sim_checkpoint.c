@@ -542,12 +542,13 @@ static float field_floor(const sim_scenario *sc)
 }
 
 /* Refuses field values that no run produces (NaN and infinities always; values under
- * field_floor) and that a resumed run would carry into its statistics. */
-static int check_field(const sim_checkpoint *ck, const char *name, sim_err *err)
+ * field_floor unless flags has SIM_CKPT_ANY_SIGN) and that a resumed run would carry into its
+ * statistics. */
+static int check_field(const sim_checkpoint *ck, int flags, const char *name, sim_err *err)
 {
     const int w = ck->sc.width;
     const int64_t cells = (int64_t)w * ck->sc.height;
-    const float floor_value = field_floor(&ck->sc);
+    const float floor_value = flags & SIM_CKPT_ANY_SIGN ? -INFINITY : field_floor(&ck->sc);
     for (int64_t i = 0; i < cells; i++) {
         float v = ck->field[i];
         if (isfinite(v) && v >= floor_value)
@@ -564,7 +565,7 @@ static int check_field(const sim_checkpoint *ck, const char *name, sim_err *err)
     return SIM_OK;
 }
 
-static int decode(source *s, const char *name, sim_checkpoint *ck, sim_err *err)
+static int decode(source *s, const char *name, int flags, sim_checkpoint *ck, sim_err *err)
 {
     memset(ck, 0, sizeof *ck);
     int rc = check_header(s, name, err);
@@ -586,7 +587,7 @@ static int decode(source *s, const char *name, sim_checkpoint *ck, sim_err *err)
         }
     }
     if (rc == SIM_OK)
-        rc = check_field(ck, name, err);
+        rc = check_field(ck, flags, name, err);
     if (rc != SIM_OK)
         sim_checkpoint_release(ck);
     return rc;
@@ -596,10 +597,15 @@ int sim_checkpoint_decode(const uint8_t *data, size_t len, const char *name, sim
                           sim_err *err)
 {
     source s = {NULL, data, len, 0, 0, 0};
-    return decode(&s, name, ck, err);
+    return decode(&s, name, 0, ck, err);
 }
 
 int sim_checkpoint_read(const char *path, sim_checkpoint *ck, sim_err *err)
+{
+    return sim_checkpoint_read_flags(path, 0, ck, err);
+}
+
+int sim_checkpoint_read_flags(const char *path, int flags, sim_checkpoint *ck, sim_err *err)
 {
     memset(ck, 0, sizeof *ck);
     /* O_NONBLOCK: a FIFO given by mistake is refused below instead of waiting for a writer. */
@@ -623,7 +629,7 @@ int sim_checkpoint_read(const char *path, sim_checkpoint *ck, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, "%s: %s", path, strerror(e));
     }
     source s = {f, NULL, (uint64_t)st.st_size, 0, 0, 0};
-    int rc = decode(&s, path, ck, err);
+    int rc = decode(&s, path, flags, ck, err);
     fclose(f);
     return rc;
 }

@@ -89,6 +89,15 @@ int sim_checkpoint_write(const sim_checkpoint *ck, const char *path, sim_err *er
  * run of this scenario produces") are refused too. */
 int sim_checkpoint_read(const char *path, sim_checkpoint *ck, sim_err *err);
 
+/* Flags of sim_checkpoint_read_flags. SIM_CKPT_ANY_SIGN: no floor under the field values (NaN
+ * and infinities are still refused), for a run with events (sim_events.h), which can take the
+ * field below every source of its scenario: a paint of a negative amount, or a deposit that was
+ * negative for a while and is not any more. */
+#define SIM_CKPT_ANY_SIGN 1
+
+/* sim_checkpoint_read with flags (0: the same). */
+int sim_checkpoint_read_flags(const char *path, int flags, sim_checkpoint *ck, sim_err *err);
+
 /* The same two operations on a memory image of the file (for tests and fuzzing). encode
  * allocates *out (sim_free it) of exactly *len bytes; decode names the data `name` in
  * messages. */

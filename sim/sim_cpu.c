@@ -363,6 +363,48 @@ static int cpu_paint(void *p, int x, int y, int radius, float amount, sim_err *e
     return SIM_OK;
 }
 
+/* The region's disk sums straight from the field (sim_horizon_region): the extended prefix rows
+ * are the step's, of the whole grid, and the field may have been painted since they were built.
+ * Scratch is per call (the viewer's, not the step's memory). */
+static int cpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *ys, int ny,
+                           int64_t *out, sim_err *err)
+{
+    cpu_state *s = p;
+    const sim_scenario *sc = &s->sc;
+    size_t len = sim_horizon_region_scratch_len(sc->radius, xs, nx, s->threads);
+    int64_t *scratch = sim_malloc_array(len, sizeof *scratch);
+    if (!scratch)
+        return sim_err_set(err, SIM_ENOMEM, "region_sums: out of memory for %zu bytes of prefix "
+                           "rows (%d threads)", len * sizeof *scratch, s->threads);
+    sim_horizon_region(s->field, sc->width, sc->height, sc->boundary == SIM_BOUNDARY_PERIODIC,
+                       sc->radius, xs, nx, ys, ny, out, scratch, s->threads);
+    sim_free(scratch);
+    return SIM_OK;
+}
+
+/* The occupancy grid maps a cell to its agent in O(1). */
+static int cpu_read_cells(void *p, const uint32_t *cells, int64_t n, float *values,
+                          int64_t *agents, sim_err *err)
+{
+    (void)err;
+    cpu_state *s = p;
+    for (int64_t i = 0; i < n; i++) {
+        values[i] = s->field[cells[i]];
+        agents[i] = s->occ[cells[i]];
+    }
+    return SIM_OK;
+}
+
+static int cpu_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cells,
+                           sim_err *err)
+{
+    (void)err;
+    cpu_state *s = p;
+    for (int64_t i = 0; i < n; i++)
+        cells[i] = s->pos[ids[i]];
+    return SIM_OK;
+}
+
 /* No compose: sim_compose reads the state (a copy in host memory, no transfer) and draws it
  * with sim_view_compose. */
 static const sim_backend_ops cpu_ops = {
@@ -377,6 +419,9 @@ static const sim_backend_ops cpu_ops = {
     .horizon = cpu_horizon,
     .paint = cpu_paint,
     .compose = NULL,
+    .region_sums = cpu_region_sums,
+    .read_cells = cpu_read_cells,
+    .agent_cells = cpu_agent_cells,
 };
 
 const sim_backend_ops *sim_cpu_backend(void)

@@ -1,4 +1,5 @@
-/* sim_horizon.c - exact horizon sums on the CPU: prefix rows (O(r) per disk) and brute force. */
+/* sim_horizon.c - exact horizon sums on the CPU: prefix rows (O(r) per disk), sums over a sampled
+ * region (the viewer's layer) and brute force. */
 #include "sim_horizon.h"
 
 #include <stddef.h>
@@ -104,6 +105,82 @@ void sim_horizon_candidates(const int64_t *prefix, int w, int h, int periodic,
             continue;
         }
         sums[c] = sim_horizon_disk(prefix, w, h, periodic, d, cx, cy);
+    }
+}
+
+/* ---- Sums over a sampled region (sim_horizon.h). ---- */
+
+/* The columns [xs[0] - r, xs[nx-1] + r] that every sampled disk of a row lies in. */
+static int region_span(int r, const int32_t *xs, int nx)
+{
+    return xs[nx - 1] - xs[0] + 2 * r + 1;
+}
+
+size_t sim_horizon_region_scratch_len(int r, const int32_t *xs, int nx, int threads)
+{
+    return (size_t)(threads > 0 ? threads : 1) * ((size_t)region_span(r, xs, nx) + 1);
+}
+
+/* pre[j] = sum of sim_fix over columns x0 .. x0 + j - 1 of one field row, j in [0, span]:
+ * wrapped onto the row when periodic (a span wider than the row visits cells more than once, as
+ * the brute force does), cells outside the row 0 otherwise. */
+static void region_prefix(const float *row, int w, int periodic, int x0, int span, int64_t *pre)
+{
+    int64_t acc = 0;
+    pre[0] = 0;
+    if (periodic) {
+        int xx = wrap(x0, w); /* then stepped, not divided: no % per cell */
+        for (int j = 0; j < span; j++) {
+            acc += sim_fix(row[xx]);
+            pre[j + 1] = acc;
+            if (++xx == w)
+                xx = 0;
+        }
+        return;
+    }
+    int j = 0;
+    for (; j < span && x0 + j < 0; j++) /* left of the grid */
+        pre[j + 1] = 0;
+    for (; j < span && x0 + j < w; j++) {
+        acc += sim_fix(row[x0 + j]);
+        pre[j + 1] = acc;
+    }
+    for (; j < span; j++) /* right of the grid */
+        pre[j + 1] = acc;
+}
+
+void sim_horizon_region(const float *field, int w, int h, int periodic, int r, const int32_t *xs,
+                        int nx, const int32_t *ys, int ny, int64_t *out, int64_t *scratch,
+                        int threads)
+{
+    sim_disk d;
+    sim_disk_init(&d, r);
+    const int x0 = xs[0] - r, span = region_span(r, xs, nx);
+    const int tasks = threads < 1 ? 1 : threads < ny ? threads : ny;
+    /* One contiguous run of sampled rows per task, each with its own prefix row of scratch.
+     * Integer sums: the split changes who computes a sum, never its bits. */
+#pragma omp parallel for schedule(static) num_threads(tasks) if (tasks > 1)
+    for (int t = 0; t < tasks; t++) {
+        int64_t *pre = scratch + (size_t)t * ((size_t)span + 1);
+        const int iy_end = (int)((int64_t)ny * (t + 1) / tasks);
+        for (int iy = (int)((int64_t)ny * t / tasks); iy < iy_end; iy++) {
+            int64_t *o = out + (size_t)iy * (size_t)nx;
+            for (int ix = 0; ix < nx; ix++)
+                o[ix] = 0;
+            for (int dy = -r; dy <= r; dy++) {
+                int yy = ys[iy] + dy;
+                if (periodic)
+                    yy = wrap(yy, h);
+                else if (yy < 0 || yy >= h)
+                    continue; /* a row outside the grid adds 0 */
+                region_prefix(field + (int64_t)yy * w, w, periodic, x0, span, pre);
+                const int hw = d.hw[dy + r];
+                for (int ix = 0; ix < nx; ix++) {
+                    int a = xs[ix] - hw - x0; /* >= 0 and a + 2hw + 1 <= span: hw <= r */
+                    o[ix] += pre[a + 2 * hw + 1] - pre[a];
+                }
+            }
+        }
     }
 }
 

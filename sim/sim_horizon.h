@@ -8,6 +8,7 @@
 #ifndef SIM_HORIZON_H
 #define SIM_HORIZON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Row half-widths of the disk of radius r: hw[dy + r] for dy in -r..r. */
@@ -35,6 +36,27 @@ int64_t sim_horizon_disk_brute(const float *field, int w, int h, int periodic, i
  * grid. */
 void sim_horizon_candidates(const int64_t *prefix, int w, int h, int periodic,
                             const sim_disk *d, int x, int y, int64_t sums[9]);
+
+/* ---- Sums over a sampled region (the viewer's horizon layer, sim_region_sums). The region is
+ * the nx x ny cells (xs[ix], ys[iy]), xs and ys strictly increasing inside the grid, as a view
+ * samples a zoomed or shrunk picture of the world. For each sampled row y and each disk row dy,
+ * one prefix sum of row y + dy over the columns [xs[0] - r, xs[nx-1] + r] (wrapped when
+ * periodic, cells outside a bounded grid 0) turns the disk's span around every sampled x into
+ * two lookups: O(ny (2r+1) (span + nx)) with span <= w + 2r, touching only the rows and columns
+ * the region needs. Exact integers: out equals sim_horizon_disk / sim_horizon_disk_brute bit for
+ * bit. ---- */
+
+/* int64 entries of scratch sim_horizon_region needs for this region and thread count
+ * (threads <= 0 counts as 1): one prefix row of the column span per thread. */
+size_t sim_horizon_region_scratch_len(int r, const int32_t *xs, int nx, int threads);
+
+/* out[iy * nx + ix] = the disk sum of radius r (0..SIM_MAX_RADIUS) at (xs[ix], ys[iy]) of the
+ * w x h field. The caller checked xs, ys (strictly increasing, inside the grid, nx, ny >= 1) and
+ * owns scratch (sim_horizon_region_scratch_len entries, same r, xs, nx, threads). OpenMP over
+ * sampled rows when threads > 1; the bits do not depend on threads. Cannot fail. */
+void sim_horizon_region(const float *field, int w, int h, int periodic, int r, const int32_t *xs,
+                        int nx, const int32_t *ys, int ny, int64_t *out, int64_t *scratch,
+                        int threads);
 
 /* ---- The fast path: extended prefix rows. Each row carries a halo of r + 1 prefix entries on
  * both sides, so that the sum of any span [x - hw, x + hw] of a candidate column x in

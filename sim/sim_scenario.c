@@ -10,10 +10,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim_alloc.h"
 
-enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH };
+enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH, K_BOOL };
 
 typedef struct key_def {
     const char *section, *name;
@@ -42,6 +43,9 @@ void sim_json_string(FILE *f, const char *s)
 static const char *const boundary_names[] = {"periodic", "wall", "fixed", NULL};
 static const char *const placement_names[] = {"random", "center", NULL};
 static const char *const colormap_names[] = {"viridis", "magma", "inferno", "gray", NULL};
+/* A boolean's spellings, false then true in pairs: written back as 0 or 1 (INI) and false or
+ * true (JSON); read in any letter case. */
+static const char *const bool_names[] = {"0", "1", "false", "true", "no", "yes", "off", "on", NULL};
 
 #define OFF(f) offsetof(sim_scenario, f)
 static const key_def keys[] = {
@@ -71,6 +75,7 @@ static const key_def keys[] = {
     {"output", "frame_height", K_INT, OFF(frame_height), 0, 16384, 0, NULL, "0"},
     {"output", "colormap", K_ENUM, OFF(colormap), 0, 0, 0, colormap_names, "viridis"},
     {"output", "range_max", K_FLOAT, OFF(range_max), 0, 1e12, 0, NULL, "0"},
+    {"output", "legend", K_BOOL, OFF(legend), 0, 1, 0, NULL, "0"},
     {"output", "stats_every", K_I64, OFF(stats_every), 0, 1e15, 0, NULL, "1"},
     {"output", "dump_fields_every", K_I64, OFF(dump_fields_every), 0, 1e15, 0, NULL, "0"},
 };
@@ -123,6 +128,8 @@ static void allowed_text(const key_def *k, char *buf, size_t n)
         snprintf(buf, n, "(allowed 0 .. 18446744073709551615)");
     } else if (k->type == K_PATH) {
         snprintf(buf, n, "(allowed a path of 1 .. %d bytes)", SIM_PATH_MAX - 1);
+    } else if (k->type == K_BOOL) {
+        snprintf(buf, n, "(allowed 0|1|true|false|yes|no|on|off)");
     } else {
         snprintf(buf, n, "(allowed %s%.9g .. %.9g%s)", k->lo_open ? "> " : "", k->lo, k->hi,
                  k->type == K_INT || k->type == K_I64 ? ", an integer" : "");
@@ -163,6 +170,14 @@ static int parse_number(const char *s, int integer, double *out)
     return 1;
 }
 
+/* Whether a number is inside k's range. An open bound also refuses values that round to it as
+ * a float (1e-60 -> 0); NaN is outside every range. */
+static int in_range(const key_def *k, double v)
+{
+    return v >= k->lo && v <= k->hi && !(k->lo_open && v == k->lo) &&
+           !(k->lo_open && k->type == K_FLOAT && (float)v == (float)k->lo);
+}
+
 /* Parses value by k's type and range into sc. */
 static int set_value(sim_scenario *sc, const key_def *k, const char *value, const char *where,
                      sim_err *err)
@@ -176,6 +191,13 @@ static int set_value(sim_scenario *sc, const key_def *k, const char *value, cons
                 return SIM_OK;
             }
         return bad(k, where, value, "unknown value", err);
+    case K_BOOL:
+        for (int i = 0; bool_names[i]; i++)
+            if (strcasecmp(bool_names[i], value) == 0) {
+                *(int *)field = i % 2;
+                return SIM_OK;
+            }
+        return bad(k, where, value, "not a boolean", err);
     case K_PATH:
         if (strlen(value) >= SIM_PATH_MAX)
             return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: value too long (at most %d bytes, "
@@ -202,9 +224,7 @@ static int set_value(sim_scenario *sc, const key_def *k, const char *value, cons
         double v;
         if (!parse_number(value, integer, &v))
             return bad(k, where, value, integer ? "not an integer" : "not a number", err);
-        /* an open bound also refuses values that round to it as a float (1e-60 -> 0) */
-        if (v < k->lo || v > k->hi || (k->lo_open && v == k->lo) ||
-            (k->lo_open && k->type == K_FLOAT && (float)v == (float)k->lo))
+        if (!in_range(k, v))
             return bad(k, where, value, "out of range", err);
         if (k->type == K_INT)
             *(int *)field = (int)v;
@@ -511,6 +531,109 @@ int sim_scenario_validate(const sim_scenario *sc, sim_err *err)
     return SIM_OK;
 }
 
+/* The keys a running simulation may change, and those that never touch the state
+ * (SIM_KEYS_*). sim_events.c lists the run-time ones again, with their panel steps; its test
+ * checks that the two lists agree. */
+static int key_class(const key_def *k)
+{
+    switch (k->offset) {
+    case OFF(noise):
+    case OFF(deposit):
+    case OFF(radius):
+    case OFF(diffusion):
+    case OFF(sweeps):
+    case OFF(decay): return SIM_KEYS_RUNTIME;
+    case OFF(steps): return SIM_KEYS_OUTPUT;
+    default: return strcmp(k->section, "output") == 0 ? SIM_KEYS_OUTPUT : SIM_KEYS_FIXED;
+    }
+}
+
+static size_t key_bytes(const key_def *k)
+{
+    switch (k->type) {
+    case K_INT:
+    case K_ENUM:
+    case K_BOOL: return sizeof(int);
+    case K_I64: return sizeof(int64_t);
+    case K_U64: return sizeof(uint64_t);
+    case K_FLOAT: return sizeof(float);
+    case K_DOUBLE: return sizeof(double);
+    default: return 0; /* K_PATH: compared as text */
+    }
+}
+
+int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, char *key,
+                      size_t n)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_def *k = &keys[i];
+        if (key_class(k) & ignore)
+            continue;
+        const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+        /* bits, not ==: -0 and 0 write differently, so they are different values here */
+        int differ = k->type == K_PATH ? strncmp(fa, fb, SIM_PATH_MAX) != 0
+                                       : memcmp(fa, fb, key_bytes(k)) != 0;
+        if (differ) {
+            snprintf(key, n, "%s.%s", k->section, k->name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int sim_scenario_check_values(const sim_scenario *sc, int which, const char *where,
+                              sim_err *err)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_def *k = &keys[i];
+        if (!(key_class(k) & which))
+            continue;
+        const char *field = (const char *)sc + k->offset;
+        char text[64];
+        double v;
+        switch (k->type) {
+        case K_INT:
+        case K_BOOL: v = *(const int *)field; snprintf(text, sizeof text, "%d", (int)v); break;
+        case K_I64:
+            v = (double)*(const int64_t *)field;
+            snprintf(text, sizeof text, "%" PRId64, *(const int64_t *)field);
+            break;
+        case K_FLOAT: v = *(const float *)field; snprintf(text, sizeof text, "%.9g", v); break;
+        case K_DOUBLE: v = *(const double *)field; snprintf(text, sizeof text, "%.17g", v); break;
+        case K_ENUM: {
+            int e = *(const int *)field, count = 0;
+            while (k->names[count])
+                count++;
+            if (e < 0 || e >= count) {
+                snprintf(text, sizeof text, "%d", e);
+                return bad(k, where, text, "unknown value", err);
+            }
+            continue;
+        }
+        case K_PATH:
+            if (field[0] == '\0' || !memchr(field, '\0', SIM_PATH_MAX))
+                return bad(k, where, "", "bad path", err);
+            continue;
+        default: continue; /* K_U64: every value is allowed */
+        }
+        if (!in_range(k, v))
+            return bad(k, where, text, "out of range", err);
+    }
+    return SIM_OK;
+}
+
+int sim_scenario_key_range(const char *section, const char *key, double *lo, double *hi,
+                           int *lo_open)
+{
+    const key_def *k = find_key(section, key);
+    if (!k || k->type == K_ENUM || k->type == K_PATH || k->type == K_U64 || k->type == K_BOOL)
+        return 0;
+    *lo = k->lo;
+    *hi = k->hi;
+    *lo_open = k->lo_open;
+    return 1;
+}
+
 static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int json)
 {
     const char *field = (const char *)sc + k->offset;
@@ -521,6 +644,7 @@ static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int j
     case K_FLOAT: fprintf(f, "%.9g", (double)*(const float *)field); break;
     case K_DOUBLE: fprintf(f, "%.17g", *(const double *)field); break;
     case K_ENUM: fprintf(f, json ? "\"%s\"" : "%s", k->names[*(const int *)field]); break;
+    case K_BOOL: fputs(bool_names[(json ? 2 : 0) + (*(const int *)field != 0)], f); break;
     case K_PATH:
         if (!json) {
             fputs(field, f);

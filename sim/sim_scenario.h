@@ -72,6 +72,7 @@ typedef struct sim_scenario {
     int frame_width, frame_height; /* 0: derived from the world size */
     int colormap;             /* sim_colormap */
     float range_max;          /* colormap maps [0, range_max]; 0: the frame's own maximum */
+    int legend;               /* 1: frames carry a colour bar with their range; 0 or 1 */
     int64_t stats_every;      /* 0: no stats rows */
     int64_t dump_fields_every; /* 0: no .npy dumps */
     /* Not part of the scenario's value: never written, and to be left out of comparisons
@@ -114,6 +115,37 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
  * later-set of width and height; agents.count), e.g. "big.ini:5: agents.count: 300000 is more
  * than the 262144 cells of the 512x512 world (...)"; no prefix for a value nobody set. */
 int sim_scenario_validate(const sim_scenario *sc, sim_err *err);
+
+/* Classes of keys, for sim_scenario_diff. */
+enum {
+    /* The parameters a running simulation may change (sim_set_params, sim_events.h):
+     * agents.noise, agents.deposit, agents.radius, field.diffusion, field.sweeps, field.decay. */
+    SIM_KEYS_RUNTIME = 1,
+    /* output.* and run.steps: what a run writes and how long it goes, never the state. */
+    SIM_KEYS_OUTPUT = 2,
+    /* every other key: the world, its boundary, the initial state, the seed */
+    SIM_KEYS_FIXED = 4,
+    SIM_KEYS_ALL = 7
+};
+
+/* The first key, in table order, whose value differs between a and b, leaving out the classes
+ * in `ignore` (SIM_KEYS_* or'ed): returns 1 and writes "section.key" into key (n bytes), or
+ * returns 0 when they agree. Numbers compare bit for bit, paths as text; sc->origin is not a
+ * value and is never compared. */
+int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, char *key,
+                      size_t n);
+
+/* Checks the value of every key of the classes `which` (SIM_KEYS_* or'ed) against its allowed
+ * range (the check that parsing a value does), for a scenario whose members were set directly
+ * rather than parsed. SIM_EINVAL with "where: section.key: out of range 'V' (allowed ...)" for
+ * the first one outside, in table order. */
+int sim_scenario_check_values(const sim_scenario *sc, int which, const char *where,
+                              sim_err *err);
+
+/* The allowed range of a numeric key: 1 with *lo, *hi and *lo_open (1: lo itself is not
+ * allowed), or 0 for an unknown or non-numeric key. */
+int sim_scenario_key_range(const char *section, const char *key, double *lo, double *hi,
+                           int *lo_open);
 
 /* Number of agents the scenario asks for (count, or density * cells rounded down). */
 int64_t sim_scenario_agent_count(const sim_scenario *sc);

@@ -60,7 +60,7 @@ void sim_view_compose(const sim_view *v, const float *field, int fw, int fh, con
             }
             size_t cell = (size_t)y * (size_t)fw + (size_t)x;
             if (draw_agents && occ[cell])
-                put(dst, v->agent_rgba);
+                put(dst, occ[cell] == 2 ? v->moved_rgba : v->agent_rgba);
             else if (draw_field)
                 put(dst, v->lut + 4 * sim_view_index(field[cell], inv));
             else if (layer == SIM_LAYER_AGENTS)

@@ -23,6 +23,7 @@ typedef struct sim_view {
     int layer;         /* SIM_LAYER_* */
     uint8_t lut[256 * 4]; /* colormap, RGBA */
     uint8_t agent_rgba[4];
+    uint8_t moved_rgba[4];  /* agents marked 2 in a host occupancy (the viewer's "moved" colouring) */
     uint8_t background_rgba[4];
 } sim_view;
 
@@ -71,7 +72,7 @@ float sim_view_field_max(const float *field, int64_t cells);
  * colours (FIELD and HORIZON: the caller passes the array to show), agents (AGENTS: agent colour
  * on occupied cells, background elsewhere) or both (FIELD_AGENTS: agents over the field).
  * field_max is used only when v->range_max <= 0. field may be NULL for the AGENTS layer and occ
- * may be NULL for "no agents". The caller keeps v valid (w, h >= 1, scale > 0, finite origin).
+ * may be NULL for "no agents"; an occ entry of 2 draws v->moved_rgba instead of v->agent_rgba. The caller keeps v valid (w, h >= 1, scale > 0, finite origin).
  * Deterministic for any thread count. */
 void sim_view_compose(const sim_view *v, const float *field, int fw, int fh, const uint8_t *occ,
                       float field_max, uint8_t *rgba);

@@ -298,6 +298,47 @@ static void test_frame_size(void **state)
     ASSERT_SIZE(400, 200, 640, 480, 640, 480); /* both given: as given */
 }
 
+/* Agents stay visible on every colormap: their colour (and the moved colour) is far, in RGB, from
+ * every entry of the map they are drawn over. White agents on gray's white end failed this. */
+static void test_agent_contrast(void **state)
+{
+    (void)state;
+    for (int cmap = 0; cmap < SIM_CMAP_COUNT; cmap++) {
+        sim_view v;
+        render_view_init(&v, cmap, 0.0f);
+        const uint8_t *cols[2] = {v.agent_rgba, v.moved_rgba};
+        for (int k = 0; k < 2; k++) {
+            double nearest = 1e9;
+            for (int i = 0; i < 256; i++) {
+                double d = 0.0;
+                for (int c = 0; c < 3; c++) {
+                    double e = (double)cols[k][c] - (double)v.lut[4 * i + c];
+                    d += e * e;
+                }
+                nearest = d < nearest ? d : nearest;
+            }
+            if (sqrt(nearest) < 90.0)
+                fail_msg("colormap %d: %s colour is %.1f from a map entry", cmap,
+                         k ? "moved" : "agent", sqrt(nearest));
+        }
+        assert_int_not_equal(memcmp(v.agent_rgba, v.moved_rgba, 4), 0);
+    }
+}
+
+/* The viewer's moved colouring: occupancy 2 draws the moved colour. */
+static void test_moved_colour(void **state)
+{
+    (void)state;
+    sim_view v;
+    render_view_init(&v, SIM_CMAP_VIRIDIS, 1.0f);
+    render_view_fit(&v, 2, 1, 2, 1);
+    float field[2] = {0.5f, 0.5f};
+    uint8_t occ[2] = {1, 2}, rgba[8];
+    render_frame_compose(&v, field, 2, 1, occ, 1.0f, rgba);
+    assert_memory_equal(rgba, v.agent_rgba, 4);
+    assert_memory_equal(rgba + 4, v.moved_rgba, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_agents_over_field), cmocka_unit_test(test_background_outside),
         cmocka_unit_test(test_range_fixed_vs_auto), cmocka_unit_test(test_nan_and_negative),
         cmocka_unit_test(test_deterministic),     cmocka_unit_test(test_frame_size),
+        cmocka_unit_test(test_agent_contrast), cmocka_unit_test(test_moved_colour),
     };
     return cmocka_run_group_tests_name("render_frame", tests, NULL, NULL);
 }

@@ -236,6 +236,7 @@ static void test_round_trip(void **state)
     sc.frame_height = 1;
     sc.colormap = SIM_CMAP_GRAY;
     sc.range_max = 1e12f;
+    sc.legend = 1;
     sc.stats_every = 7;
     sc.dump_fields_every = 123456789;
     round_trip(&sc);
@@ -377,6 +378,58 @@ static void test_error_enum(void **state)
                  "'Random'", "(allowed random|center)");
     expect_error("[output]\ncolormap = jet\n", SIM_EINVAL, "output.colormap", "'jet'",
                  "(allowed viridis|magma|inferno|gray)");
+}
+
+/* output.legend, the one boolean: 0/1 and the usual words in any case, written back as 0/1 in
+ * INI and false/true in JSON; anything else refused with the spellings allowed. */
+static void test_boolean_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int want;
+    } ok[] = {{"0", 0}, {"1", 1}, {"true", 1}, {"false", 0}, {"yes", 1}, {"no", 0},
+              {"on", 1}, {"off", 0}, {"TRUE", 1}, {"Off", 0}, {"Yes", 1}};
+    sim_scenario sc;
+    sim_err err = {{0}};
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sc.legend, 0); /* off by default: frames stay as they were */
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char set[64];
+        sc.legend = !ok[i].want;
+        snprintf(set, sizeof set, "output.legend=%s", ok[i].text);
+        if (sim_scenario_set(&sc, set, &err) != SIM_OK)
+            fail_msg("%s: %s", set, err.msg);
+        assert_int_equal(sc.legend, ok[i].want);
+    }
+    for (int v = 0; v <= 1; v++) {
+        sc.legend = v;
+        char *ini = hz_scenario_ini(&sc);
+        hz_assert_contains(ini, v ? "\nlegend = 1\n" : "\nlegend = 0\n");
+        free(ini);
+        char *js = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&js, &len);
+        assert_non_null(m);
+        sim_scenario_write_json(&sc, m, 0);
+        fclose(m);
+        hz_assert_contains(js, v ? "\"legend\": true" : "\"legend\": false");
+        free(js);
+        round_trip(&sc);
+    }
+    expect_error("[output]\nlegend = maybe\n", SIM_EINVAL, "t.ini:2: output.legend: ",
+                 "not a boolean 'maybe'", "(allowed 0|1|true|false|yes|no|on|off)");
+    expect_error("[output]\nlegend = 2\n", SIM_EINVAL, "output.legend", "'2'", "allowed 0|1");
+    expect_error("[output]\nlegend =\n", SIM_EINVAL, "output.legend", "not a boolean", NULL);
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_set(&sc, "output.legend=tru", &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "--set output.legend=tru: output.legend: not a boolean 'tru'");
+    /* an older scenario text without the key (a checkpoint's) reads as off */
+    sc.legend = 1;
+    sim_scenario_defaults(&sc);
+    if (sim_scenario_parse_string(&sc, "[output]\nrange_max = 3\n", "old.ini", &err) != SIM_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(sc.legend, 0);
 }
 
 static void test_error_syntax_and_line_numbers(void **state)
@@ -755,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_error_not_a_number),
         cmocka_unit_test(test_error_out_of_range),
         cmocka_unit_test(test_error_enum),
+        cmocka_unit_test(test_boolean_key),
         cmocka_unit_test(test_error_syntax_and_line_numbers),
         cmocka_unit_test(test_long_path_value),
         cmocka_unit_test(test_cross_key_errors),
