@@ -31,11 +31,16 @@ static const char gui_usage[] =
     "  --seed N                 random seed (run.seed)\n"
     "  --backend auto|cpu|cuda  simulation engine (default auto: CUDA when a GPU is usable)\n"
     "  --threads N              CPU threads (default: all cores but one, left to the window)\n"
-    "  --out DIR                where S (snapshots) and E (recordings) write (output.dir)\n"
+    "  --out DIR                where the session, S (snapshots) and E (recordings) write\n"
+    "                           (output.dir)\n"
     "  --colormap NAME          viridis|magma|inferno|gray (output.colormap)\n"
     "  --size WxH               window size in pixels (default 1280x800)\n"
     "  --paused                 start paused\n"
-    "  --steps-per-frame N      1 .. 1024, or 0 for max (default max)\n"
+    "  --steps-per-frame N      1 .. 1024 steps drawn per frame, or 0 for max (default max)\n"
+    "  --no-session             do not record the session (by default DIR/session_NNN/ gets\n"
+    "                           stats.csv, events.csv and scenario.ini: replay it with\n"
+    "                           horizon run DIR/session_NNN/scenario.ini --events\n"
+    "                           DIR/session_NNN/events.csv)\n"
     "  --script FILE            run the commands of FILE (step N, key K, click X Y, snapshot\n"
     "                           F.png, quit, ...; see the README) and quit: deterministic, for\n"
     "                           tests; the view stays at --size whatever the window\n"
@@ -100,6 +105,8 @@ int app_gui_main(int argc, char **argv)
                 bad = 1;
         } else if (strcmp(a, "--paused") == 0) {
             cfg.paused = 1;
+        } else if (strcmp(a, "--no-session") == 0) {
+            cfg.no_session = 1;
         } else if (app_opt_shortcut(argc, argv, &i, shortcuts,
                                      sizeof shortcuts / sizeof shortcuts[0], &assign, &bad)) {
             if (assign)

@@ -1,161 +1,217 @@
-/* render_gui.c - the viewer's window and frame loop: SDL setup, composing the visible region
- * into a streaming texture, presenting. Input is in render_gui_input.c, the overlays in
- * render_gui_hud.c, snapshots and recordings in render_gui_save.c, the simulation thread in
- * render_gui_sim.c.
+/* render_gui.c - the viewer's window and frame loop: SDL setup, the per-frame pass (input ->
+ * actions, script, stepping, composing the world, overlays, present) and the benchmark. What an
+ * action does is in render_gui_control.c, the world image in render_gui_core.c, the simulation
+ * thread in render_gui_sim.c, the overlays' drawing in render_gui_hud.c.
  *
  * Per frame: poll input (or run script commands), top up the simulation's steps, recompose the
  * world image only when a new state was published or the camera moved (w*h pixels, never the
  * whole grid), upload it, draw the overlays, present, and sleep to ~60 frames/s. */
 #include "render_gui_app.h"
-#include "sim_outdir.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "render_colormap.h"
 #include "render_frame.h"
-#include "render_gui_view.h"
+#include "render_gui_control.h"
+#include "render_gui_core.h"
+#include "render_legend.h"
+#include "sim_outdir.h"
 
 #define FRAME_PERIOD (1.0 / 60.0) /* s: display rate cap outside benchmarks */
 
-double render_gui_app_now(void)
+static const render_rgba ink = {240, 240, 240, 255}, dim = {165, 165, 165, 255},
+                         accent = {255, 200, 60, 255}, alert = {255, 80, 80, 255},
+                         probe_box = {255, 60, 60, 255}, trail_col = {255, 230, 80, 255};
+
+static const char *layer_name(int layer)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    switch (layer) {
+    case SIM_LAYER_FIELD_AGENTS: return "field + agents";
+    case SIM_LAYER_FIELD: return "field";
+    case SIM_LAYER_AGENTS: return "agents";
+    case SIM_LAYER_HORIZON: return "horizon sums";
+    default: return "?";
+    }
 }
 
-int render_gui_app_spf(const render_gui_app *a)
+static void hud(render_gui_app *a, const render_gui_sim_info *info)
 {
-    return a->spf_level >= RENDER_GUI_SPF_LEVELS - 1 ? 0 : 1 << a->spf_level;
-}
-
-void render_gui_app_say(render_gui_app *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(a->status_text, sizeof a->status_text, fmt, ap);
-    va_end(ap);
-    a->status_until = render_gui_app_now() + 5.0;
-    printf("horizon gui: %s\n", a->status_text);
-    fflush(stdout);
-}
-
-void render_gui_app_fit(render_gui_app *a)
-{
-    render_view_fit(&a->view, a->sc.width, a->sc.height, a->view.w, a->view.h);
-    a->fitted = 1;
-}
-
-void render_gui_app_set_running(render_gui_app *a, int on)
-{
-    a->running = on;
-    if (!on)
-        render_gui_sim_pause(a->sim);
+    char spf[32], be[48], rate[32], text[1536];
+    if (a->pace.spf == 0)
+        snprintf(spf, sizeof spf, "max steps/frame");
     else
-        render_gui_sim_free_run(a->sim, render_gui_app_spf(a) == 0);
+        snprintf(spf, sizeof spf, "%d step%s/frame", a->pace.spf, a->pace.spf > 1 ? "s" : "");
+    if (strcmp(a->cfg->ops->name, "cpu") == 0)
+        snprintf(be, sizeof be, "cpu x%d", a->cfg->threads);
+    else
+        snprintf(be, sizeof be, "%s", a->cfg->ops->name);
+    render_gui_hud_rate(rate, sizeof rate, info->steps_per_s);
+    const char *state = info->failed ? "FAILED" : a->pace.running ? "RUNNING" : "PAUSED";
+    char layer[96];
+    if (a->cam.view.layer == SIM_LAYER_HORIZON)
+        snprintf(layer, sizeof layer, "horizon sums r=%d", a->sc.radius);
+    else
+        snprintf(layer, sizeof layer, "%s", layer_name(a->cam.view.layer));
+    snprintf(text, sizeof text,
+             "step %lld   %s%s\n"
+             "agents %lld   %s   %.1f frames/s\n"
+             "%s   %s   zoom %.0f%%\n"
+             "%s   %s   agents: %s   seed %llu\n"
+             "%s%s\n"
+             "H: help   Tab: parameters",
+             (long long)info->step, state, a->rec.q ? "   REC" : "", (long long)info->agents,
+             rate, a->fps, be, spf, 100.0 / a->cam.view.scale, sim_colormap_name(a->cam.cmap),
+             layer, a->cam.agent_mode == RENDER_GUI_AGENTS_MOVED ? "moved (magenta)" : "plain",
+             (unsigned long long)info->seed, info->session[0] ? "recording to " : "no session",
+             info->session);
+    render_rgba cols[6] = {info->failed || a->rec.q ? alert : accent, ink, ink, ink, dim, dim};
+    render_gui_hud_text(a->hud, RENDER_GUI_OV_HUD, text, 8 * a->scale, 8 * a->scale, a->scale,
+                        cols, 6);
 }
 
-void render_gui_app_resize_view(render_gui_app *a, int w, int h)
+/* A horizon sum for the panel, in field units; "--" for a candidate outside the grid. */
+static int fmt_sum(char *buf, size_t n, int64_t v, int best)
 {
-    if (w < 1)
-        w = 1;
-    if (h < 1)
-        h = 1;
-    if (w == a->view.w && h == a->view.h)
-        return;
-    if (a->fitted) {
-        a->view.w = w;
-        a->view.h = h;
-        render_gui_app_fit(a);
+    if (v == SIM_SUM_INVALID)
+        return snprintf(buf, n, "%10s ", "--");
+    return snprintf(buf, n, "%10.6g%c", (double)v / (double)SIM_FIX_ONE, best ? '*' : ' ');
+}
+
+static void inspect_panel(render_gui_app *a, const render_gui_sim_info *info)
+{
+    render_gui_probe p;
+    render_gui_sim_probe_get(a->sim, &p);
+    char text[1024];
+    size_t len = 0, n = sizeof text;
+    int following = a->pick.selected >= 0 && info->selected == a->pick.selected;
+    if (following)
+        len += (size_t)snprintf(text, n, "agent #%lld at (%d, %d)%s   I: close\n",
+                                (long long)a->pick.selected, info->selected_x, info->selected_y,
+                                a->cam.follow ? "   following" : "   F: follow");
+    else
+        len += (size_t)snprintf(text, n, "cell (%d, %d)   I: close\n", a->pick.probe_x,
+                                a->pick.probe_y);
+    if (!p.valid || (!following && (p.x != a->pick.probe_x || p.y != a->pick.probe_y))) {
+        snprintf(text + len, n - len, "...");
     } else {
-        render_gui_view_resize(&a->view, w, h);
-    }
-}
-
-/* Grows the world image to the view and makes the texture match it. */
-static int world_storage(render_gui_app *a)
-{
-    size_t need = (size_t)a->view.w * (size_t)a->view.h * 4;
-    if (need > a->world_cap) {
-        uint8_t *p = realloc(a->world, need);
-        if (!p)
-            return 0;
-        a->world = p;
-        a->world_cap = need;
-    }
-    if (!a->world_tex || a->tex_w != a->view.w || a->tex_h != a->view.h) {
-        if (a->world_tex)
-            SDL_DestroyTexture(a->world_tex);
-        a->world_tex = SDL_CreateTexture(a->ren, SDL_PIXELFORMAT_RGBA32,
-                                         SDL_TEXTUREACCESS_STREAMING, a->view.w, a->view.h);
-        if (!a->world_tex)
-            return 0;
-        a->tex_w = a->view.w;
-        a->tex_h = a->view.h;
-        a->world_valid = 0;
-    }
-    return 1;
-}
-
-int render_gui_app_compose(render_gui_app *a)
-{
-    int horizon = a->view.layer == SIM_LAYER_HORIZON;
-    render_gui_sim_want(a->sim, &a->view, horizon);
-    if (!world_storage(a)) {
-        render_gui_app_say(a, "out of memory for a %dx%d view", a->view.w, a->view.h);
-        return a->world_valid;
-    }
-    const render_gui_frame *f = render_gui_sim_lock(a->sim);
-    if (f->serial == 0) {
-        render_gui_sim_unlock(a->sim);
-        return 0;
-    }
-    int same = a->world_valid && f->serial == a->world_serial;
-    if (same && f->host)
-        same = memcmp(&a->world_view, &a->view, sizeof a->view) == 0;
-    if (same) {
-        render_gui_sim_unlock(a->sim);
-        return 1;
-    }
-    if (f->host) {
-        if (horizon) {
-            sim_err err;
-            if (render_gui_layer_horizon(a->layer, &a->view, f->field, f->fw, f->fh,
-                                         a->sc.boundary == SIM_BOUNDARY_PERIODIC, a->sc.radius,
-                                         a->world, &a->layer_min, &a->layer_max,
-                                         &err) != SIM_OK) {
-                render_gui_sim_unlock(a->sim);
-                render_gui_app_say(a, "%s", err.msg);
-                return a->world_valid;
+        int best = 0;
+        for (int c = 1; c < SIM_NCAND; c++)
+            if (p.sums[c] > p.sums[best])
+                best = c;
+        len += (size_t)snprintf(text + len, n - len, "field %.6g at (%d, %d)\n",
+                                (double)p.value, p.x, p.y);
+        if (p.agent >= 0)
+            len += (size_t)snprintf(text + len, n - len, "agent #%lld: horizon sums r=%d\n",
+                                    (long long)p.agent, a->sc.radius);
+        else
+            len += (size_t)snprintf(text + len, n - len, "no agent; sums an agent would see, "
+                                    "r=%d\n", a->sc.radius);
+        /* The 9 candidates laid out as they sit around the cell (* marks the best). */
+        for (int dy = -1; dy <= 1; dy++) {
+            for (int dx = -1; dx <= 1; dx++) {
+                int c;
+                for (c = 0; c < SIM_NCAND; c++)
+                    if (sim_cand_dx(c) == dx && sim_cand_dy(c) == dy)
+                        break;
+                len += (size_t)fmt_sum(text + len, n - len, p.sums[c], c == best);
             }
-        } else {
-            render_frame_compose(&a->view, f->field, f->fw, f->fh, f->occ, f->field_max,
-                                 a->world);
+            len += (size_t)snprintf(text + len, n - len, "\n");
         }
-        a->world_view = a->view;
-    } else if (f->image_view.w == a->view.w && f->image_view.h == a->view.h) {
-        memcpy(a->world, f->image, (size_t)a->view.w * (size_t)a->view.h * 4);
-        a->world_view = f->image_view;
-    } else {
-        /* The device image is for an older window size: keep the last picture until the
-         * thread composes the new one. */
-        render_gui_sim_unlock(a->sim);
-        return a->world_valid;
+        snprintf(text + len, n - len, "at step %lld", (long long)p.step);
     }
-    a->world_serial = f->serial;
-    a->world_step = f->step;
-    a->world_gen = f->gen;
-    render_gui_sim_unlock(a->sim);
-    a->world_valid = 1;
-    SDL_UpdateTexture(a->world_tex, NULL, a->world, a->view.w * 4);
+    render_rgba cols[2] = {accent, ink};
+    render_gui_hud_text(a->hud, RENDER_GUI_OV_INSPECT, text, -8 * a->scale, 8 * a->scale,
+                        a->scale, cols, 2);
+    /* The inspected cell in red; a followed agent stands out more: a thick box in the trail's
+     * colour, visible whatever the zoom. */
+    if (p.valid && following)
+        render_gui_hud_cell_box(a->hud, &a->cam.view, p.x, p.y, 15, 3, trail_col);
+    else if (p.valid)
+        render_gui_hud_cell_box(a->hud, &a->cam.view, p.x, p.y, 5, 1, probe_box);
+}
 
-    if (a->rec)
-        render_gui_app_record_frame(a);
-    return 1;
+/* The followed agent's recent cells as a fading line. */
+static void trail(render_gui_app *a)
+{
+    uint32_t cells[RENDER_GUI_TRAIL];
+    int xs[RENDER_GUI_TRAIL], ys[RENDER_GUI_TRAIL];
+    int n = render_gui_sim_trail(a->sim, cells, RENDER_GUI_TRAIL);
+    for (int i = 0; i < n; i++) {
+        xs[i] = (int)(cells[i] % (uint32_t)a->sc.width);
+        ys[i] = (int)(cells[i] / (uint32_t)a->sc.width);
+    }
+    render_gui_hud_trail(a->hud, &a->cam.view, xs, ys, n, trail_col);
+}
+
+/* The colour bar of the layer shown, with its range and the rule that set it. */
+static void legend(render_gui_app *a)
+{
+    const sim_view *v = &a->world.view;
+    char label[160];
+    double lo = 0.0, hi;
+    if (!a->world.valid || v->layer == SIM_LAYER_AGENTS)
+        return;
+    if (v->layer == SIM_LAYER_HORIZON) {
+        lo = a->world.layer_min;
+        hi = a->world.layer_max;
+        char what[64];
+        snprintf(what, sizeof what, "horizon sums r=%d", a->sc.radius);
+        render_legend_label(label, sizeof label, what, 0.0f, 1);
+    } else {
+        hi = v->range_max > 0.0f ? v->range_max : a->world.field_max;
+        render_legend_label(label, sizeof label, "field", v->range_max, 0);
+    }
+    render_gui_hud_legend(a->hud, v->lut, lo, hi, label, -8 * a->scale, -8 * a->scale,
+                          a->scale);
+}
+
+static void overlays(render_gui_app *a)
+{
+    render_gui_sim_info info;
+    render_gui_sim_info_get(a->sim, &info);
+    if (info.failed && !a->status.failure_said) {
+        render_gui_say(a, 1, "simulation stopped: %s", info.msg);
+        a->status.until = 1e300; /* a failure stays on screen */
+        a->status.failure_said = 1;
+    }
+    if (!info.failed)
+        a->status.failure_said = 0;
+    if (info.note[0])
+        render_gui_say(a, 1, "%s", info.note);
+    render_gui_hud_layout(a->hud, a->cam.view.w, a->cam.view.h);
+    if (a->pick.selected >= 0)
+        trail(a);
+    hud(a, &info);
+    render_gui_sim_history(a->sim, &a->hist, &a->hist_serial);
+    render_gui_hud_plot(a->hud, &a->hist, a->hist_serial, a->plot_mask, 8 * a->scale,
+                        -8 * a->scale, a->scale);
+    if (a->pick.probe_on || a->pick.selected >= 0)
+        inspect_panel(a, &info);
+    if (a->cam.legend)
+        legend(a);
+    if (a->panel.open) {
+        char text[1024];
+        render_gui_panel_text(&a->panel, &a->sc, text, sizeof text);
+        render_rgba cols[1] = {accent};
+        a->params_at = render_gui_hud_text(a->hud, RENDER_GUI_OV_PARAMS, text, -8 * a->scale,
+                                           -60 * a->scale, a->scale, cols, 1);
+    }
+    if (a->show_help) {
+        render_rgba cols[1] = {accent};
+        int s = a->scale;
+        int w = render_text_width(render_gui_control_help, s) + 12 * s;
+        int h = render_text_height(render_gui_control_help, s) + 12 * s;
+        render_gui_hud_text(a->hud, RENDER_GUI_OV_HELP, render_gui_control_help,
+                            (a->cam.view.w - w) / 2, (a->cam.view.h - h) / 2, s, cols, 1);
+    }
+    if (a->status.text[0] && render_gui_now() < a->status.until) {
+        int s = a->scale;
+        int w = render_text_width(a->status.text, s) + 12 * s;
+        render_rgba cols[1] = {ink};
+        render_gui_hud_text(a->hud, RENDER_GUI_OV_STATUS, a->status.text,
+                            (a->cam.view.w - w) / 2, -8 * s, s, cols, 1);
+    }
 }
 
 /* The window's drawable size, which the view follows unless the size is fixed. */
@@ -164,24 +220,24 @@ static void follow_window(render_gui_app *a)
     int w, h;
     if (SDL_GetRendererOutputSize(a->ren, &w, &h) != 0)
         return;
-    if (!a->fixed_size)
-        render_gui_app_resize_view(a, w, h);
-    a->scale = a->view.w >= 1000 && a->view.h >= 600 ? 2 : 1;
+    if (!a->cam.fixed_size)
+        render_gui_resize_view(a, w, h);
+    a->scale = a->cam.view.w >= 1000 && a->cam.view.h >= 600 ? 2 : 1;
 }
 
 /* Draws everything and presents. */
 static void present(render_gui_app *a)
 {
-    double t0 = render_gui_app_now();
+    double t0 = render_gui_now();
     SDL_SetRenderDrawColor(a->ren, 0, 0, 0, 255);
     SDL_RenderClear(a->ren);
-    if (a->world_valid)
-        SDL_RenderCopy(a->ren, a->world_tex, NULL, NULL);
-    render_gui_app_overlays(a);
-    double t1 = render_gui_app_now();
+    if (a->world.valid)
+        SDL_RenderCopy(a->ren, a->world.tex, NULL, NULL);
+    overlays(a);
+    double t1 = render_gui_now();
     SDL_RenderPresent(a->ren);
     a->t_overlays += t1 - t0;
-    a->t_present += render_gui_app_now() - t1;
+    a->t_present += render_gui_now() - t1;
 }
 
 static int open_window(render_gui_app *a, sim_err *err)
@@ -218,18 +274,18 @@ static int open_window(render_gui_app *a, sim_err *err)
         a->ren = SDL_CreateRenderer(a->win, -1, SDL_RENDERER_SOFTWARE);
     if (!a->ren)
         return sim_err_set(err, SIM_EIO, "cannot create a renderer: %s", SDL_GetError());
-    a->view.w = w;
-    a->view.h = h;
+    if (!render_gui_hud_create(a->ren, &a->hud))
+        return sim_err_set(err, SIM_ENOMEM, "out of memory for the overlays");
+    a->cam.view.w = w;
+    a->cam.view.h = h;
     return SIM_OK;
 }
 
 static void close_window(render_gui_app *a)
 {
-    render_gui_overlay *ovs[] = {&a->hud, &a->plot, &a->panel, &a->help, &a->status};
-    for (size_t i = 0; i < sizeof ovs / sizeof ovs[0]; i++)
-        render_gui_overlay_free(ovs[i]);
-    if (a->world_tex)
-        SDL_DestroyTexture(a->world_tex);
+    render_gui_hud_destroy(a->hud);
+    if (a->world.tex)
+        SDL_DestroyTexture(a->world.tex);
     if (a->ren)
         SDL_DestroyRenderer(a->ren);
     if (a->win)
@@ -241,21 +297,26 @@ static void close_window(render_gui_app *a)
 static void frame(render_gui_app *a)
 {
     SDL_Event ev;
-    while (SDL_PollEvent(&ev))
-        render_gui_app_event(a, &ev);
-    if (a->scripted && !a->quit)
-        render_gui_app_script(a);
+    render_gui_action act;
+    while (SDL_PollEvent(&ev)) {
+        int ww, wh;
+        SDL_GetWindowSize(a->win, &ww, &wh);
+        if (render_gui_input_event(&a->input, &ev, ww, wh, a->cam.view.w, a->cam.view.h, &act))
+            render_gui_control_act(a, &act);
+    }
+    if (a->run.on && !a->quit)
+        render_gui_control_script(a);
     follow_window(a);
-    if (a->running && render_gui_app_spf(a) > 0)
-        render_gui_sim_top_up(a->sim, render_gui_app_spf(a));
-    double t0 = render_gui_app_now();
-    render_gui_app_compose(a);
-    a->t_compose += render_gui_app_now() - t0;
+    if (a->pace.running && a->pace.spf > 0)
+        render_gui_sim_top_up(a->sim, a->pace.spf);
+    double t0 = render_gui_now();
+    render_gui_compose(a);
+    a->t_compose += render_gui_now() - t0;
     present(a);
 
     a->frames++;
     a->fps_frames++;
-    double t = render_gui_app_now();
+    double t = render_gui_now();
     if (t - a->fps_t0 >= 0.5) {
         a->fps = (double)a->fps_frames / (t - a->fps_t0);
         a->fps_frames = 0;
@@ -271,107 +332,135 @@ static void bench(render_gui_app *a)
     render_gui_sim_info info;
     render_gui_sim_info_get(a->sim, &info);
     int64_t step0 = info.step;
-    double t0 = render_gui_app_now();
+    double t0 = render_gui_now();
     a->t_compose = a->t_overlays = a->t_present = 0.0;
     int64_t n = 0;
     while (n < a->cfg->bench_frames && !a->quit) {
         frame(a);
         n++;
     }
-    double dt = render_gui_app_now() - t0;
+    double dt = render_gui_now() - t0;
     render_gui_sim_info_get(a->sim, &info);
-    int spf = render_gui_app_spf(a);
     char mode[64];
-    if (!a->running)
+    if (!a->pace.running)
         snprintf(mode, sizeof mode, "paused");
-    else if (spf == 0)
+    else if (a->pace.spf == 0)
         snprintf(mode, sizeof mode, "max steps/frame");
     else
-        snprintf(mode, sizeof mode, "%d step%s/frame", spf, spf > 1 ? "s" : "");
+        snprintf(mode, sizeof mode, "%d step%s/frame", a->pace.spf, a->pace.spf > 1 ? "s" : "");
     SDL_RendererInfo ri;
     if (SDL_GetRendererInfo(a->ren, &ri) != 0)
         ri.name = "?";
     double per = n > 0 ? 1000.0 / (double)n : 0.0;
     printf("horizon gui: bench %dx%d %s on %s: %lld frames in %.3f s = %.1f frames/s, %lld steps "
            "(%.1f steps/s); per frame: compose %.2f ms, draw %.2f ms, present %.2f ms "
-           "(SDL renderer %s)\n", a->view.w, a->view.h, mode, a->cfg->ops->name, (long long)n,
-           dt, dt > 0 ? (double)n / dt : 0.0, (long long)(info.step - step0),
+           "(SDL renderer %s)\n", a->cam.view.w, a->cam.view.h, mode, a->cfg->ops->name,
+           (long long)n, dt, dt > 0 ? (double)n / dt : 0.0, (long long)(info.step - step0),
            dt > 0 ? (double)(info.step - step0) / dt : 0.0, a->t_compose * per,
            a->t_overlays * per, a->t_present * per, ri.name);
     a->quit = 1;
 }
 
-int render_gui_run(const render_gui_config *cfg, sim_err *err)
+/* Starts recording the session (stats.csv, events.csv) under output.dir, unless asked not to
+ * or the directory is another process's; the viewer runs either way. */
+static render_gui_session *start_session(render_gui_app *a)
 {
-    render_gui_app *a = calloc(1, sizeof *a);
-    if (a)
-        a->dir_lock = -1;
-    if (!a)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    a->cfg = cfg;
-    a->sc = *cfg->sc;
-    a->cmap = a->sc.colormap;
-    a->brush = 4;
-    a->stat = RENDER_GUI_STAT_MOVED;
-    a->spf_level = RENDER_GUI_SPF_LEVELS - 1;
-    if (cfg->steps_per_frame > 0)
-        for (a->spf_level = 0; a->spf_level < RENDER_GUI_SPF_LEVELS - 2 &&
-                               (1 << a->spf_level) < cfg->steps_per_frame;
-             a->spf_level++)
-            ;
-    int rc = SIM_OK;
-    if (cfg->script) {
-        rc = render_gui_script_load(cfg->script, &a->script, err);
-        if (rc != SIM_OK) {
-            free(a);
-            return rc == SIM_EIO ? SIM_EINVAL : rc; /* an unreadable script is bad input */
-        }
-        a->scripted = 1;
-        a->fixed_size = 1;
+    if (a->cfg->no_session)
+        return NULL;
+    char said[RENDER_GUI_SAID];
+    if (!render_gui_record_own_dir(&a->rec, said)) {
+        render_gui_say(a, 1, "not recording the session: %s", said);
+        return NULL;
     }
-    render_view_init(&a->view, a->cmap, a->sc.range_max);
-    if ((rc = render_gui_layer_create(&a->layer, err)) != SIM_OK)
-        goto done;
-    if ((rc = open_window(a, err)) != SIM_OK)
-        goto done;
-    render_gui_app_fit(a);
-    if ((rc = render_gui_sim_create(&a->sc, cfg->ops, cfg->threads, &a->sim, err)) != SIM_OK)
-        goto done;
-    a->t_start = a->fps_t0 = render_gui_app_now();
-    render_gui_app_set_running(a, !cfg->paused && !a->scripted);
+    render_gui_session *s = NULL;
+    sim_err err;
+    if (render_gui_session_open(a->sc.dir, &a->sc, &s, &err) != SIM_OK) {
+        render_gui_say(a, 1, "not recording the session: %s", err.msg);
+        return NULL;
+    }
+    printf("horizon gui: recording the session to %s/ (stats.csv, events.csv, scenario.ini)\n",
+           render_gui_session_dir(s));
+    fflush(stdout);
+    return s;
+}
 
-    if (cfg->bench_frames > 0) {
+/* The loop until quit, then the exit summary. */
+static int loop(render_gui_app *a, sim_err *err)
+{
+    if (a->cfg->bench_frames > 0) {
         bench(a);
     } else {
         while (!a->quit) {
-            double t0 = render_gui_app_now();
+            double t0 = render_gui_now();
             frame(a);
-            double left = FRAME_PERIOD - (render_gui_app_now() - t0);
+            double left = FRAME_PERIOD - (render_gui_now() - t0);
             if (left > 0.001)
                 SDL_WaitEventTimeout(NULL, (int)(left * 1000.0));
         }
     }
-    rc = a->rc;
+    int rc = a->rc;
     if (rc != SIM_OK)
         *err = a->err;
-    if (a->rec)
-        render_gui_app_record_toggle(a);
+    char said[RENDER_GUI_SAID] = "";
+    render_gui_record_close(&a->rec, said);
+    if (said[0])
+        printf("horizon gui: %s\n", said);
     render_gui_sim_info info;
     render_gui_sim_info_get(a->sim, &info);
-    double wall = render_gui_app_now() - a->t_start;
+    double wall = render_gui_now() - a->t_start;
     printf("horizon gui: quit at step %lld after %lld frames (%.1f frames/s)\n",
            (long long)info.step, (long long)a->frames, wall > 0 ? (double)a->frames / wall : 0.0);
-    if (rc == SIM_OK && info.failed) {
-        rc = SIM_EDEVICE;
-        sim_err_set(err, rc, "%s", info.msg);
+    if (rc == SIM_OK && info.failed)
+        rc = sim_err_set(err, SIM_EDEVICE, "%s", info.msg);
+    return rc;
+}
+
+int render_gui_run(const render_gui_config *cfg, sim_err *err)
+{
+    if (cfg->steps_per_frame < 0 || cfg->steps_per_frame > RENDER_GUI_SPF_MAX)
+        return sim_err_set(err, SIM_EINVAL, "--steps-per-frame: %d (allowed 0 .. %d)",
+                           cfg->steps_per_frame, RENDER_GUI_SPF_MAX);
+    render_gui_app *a = calloc(1, sizeof *a);
+    if (!a)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    a->cfg = cfg;
+    a->sc = *cfg->sc;
+    a->cam.cmap = a->sc.colormap;
+    a->cam.legend = 1;
+    a->pick.brush = 4;
+    a->pick.selected = -1;
+    a->pick.panel_drag_row = -1;
+    a->plot_mask = render_gui_plot_next_mask(0);
+    a->pace.spf = cfg->steps_per_frame; /* any value 1 .. 1024 as given, 0 = max */
+    render_gui_record_init(&a->rec, a->sc.dir);
+    int rc = SIM_OK;
+    if (cfg->script) {
+        rc = render_gui_script_load(cfg->script, &a->run.script, err);
+        if (rc != SIM_OK) {
+            free(a);
+            return rc == SIM_EIO ? SIM_EINVAL : rc; /* an unreadable script is bad input */
+        }
+        a->run.on = 1;
+        a->cam.fixed_size = 1;
     }
+    render_view_init(&a->cam.view, a->cam.cmap, a->sc.range_max);
+    if ((rc = open_window(a, err)) != SIM_OK)
+        goto done;
+    render_gui_fit(a);
+    render_gui_session *session = start_session(a);
+    if ((rc = render_gui_sim_create(&a->sc, cfg->ops, cfg->threads, session, &a->sim, err)) !=
+        SIM_OK)
+        goto done;
+    a->t_start = a->fps_t0 = render_gui_now();
+    render_gui_set_running(a, !cfg->paused && !a->run.on);
+    rc = loop(a, err);
 done:
     render_gui_sim_destroy(a->sim);
     close_window(a); /* also SDL_Quit, harmless when SDL never started */
-    render_gui_layer_destroy(a->layer);
-    render_gui_script_free(&a->script);
-    sim_outdir_unlock(a->dir_lock);
-    free(a->world);
+    render_gui_script_free(&a->run.script);
+    char said[RENDER_GUI_SAID];
+    render_gui_record_close(&a->rec, said);
+    free(a->world.px);
     free(a);
     return rc;
 }

@@ -24,7 +24,8 @@ typedef struct render_gui_config {
     const char *script;          /* --script FILE, or NULL for interactive use */
     int64_t bench_frames;        /* > 0: draw this many frames unthrottled, print frames/s, quit */
     int paused;                  /* start paused (a script always starts paused) */
-    int steps_per_frame;         /* 1 .. 1024, or 0 for "max" */
+    int steps_per_frame;         /* 1 .. 1024 (any, not only powers of two), or 0 for "max" */
+    int no_session;              /* do not record the session (render_gui_session.h) */
 } render_gui_config;
 
 /* Opens the window and runs until the user (or the script) quits. Prints the step reached and

@@ -1,7 +1,8 @@
-/* render_gui_app.h - the viewer's state, shared by its parts: render_gui.c (window, frame loop,
- * composition), render_gui_save.c (snapshots, recording), render_gui_input.c (keys, mouse,
- * scripts) and render_gui_hud.c (HUD, help, inspect panel, plot, status line). Internal to the
- * viewer. */
+/* render_gui_app.h - the viewer's state, split by concern. Only the viewer's top two layers
+ * include it: render_gui.c (window, frame loop, overlays) and render_gui_control.c (what an
+ * action or a script command does), and the core operations (render_gui_core.c) that both use.
+ * Calls go one way: render_gui.c -> render_gui_control.c -> render_gui_core.c -> the modules
+ * below them (sim link, camera, panel, record, hud, input), none of which includes this file. */
 #ifndef RENDER_GUI_APP_H
 #define RENDER_GUI_APP_H
 
@@ -9,119 +10,102 @@
 #include <stdint.h>
 
 #include "render_gui.h"
-#include "render_canvas.h"
-#include "render_gui_layer.h"
+#include "render_gui_hud.h"
+#include "render_gui_input.h"
+#include "render_gui_panel.h"
 #include "render_gui_plot.h"
+#include "render_gui_record.h"
 #include "render_gui_script.h"
 #include "render_gui_sim.h"
-#include "render_queue.h"
 
-/* Steps per frame levels: 1, 2, 4 .. 1024, then "max" (0). */
-#define RENDER_GUI_SPF_LEVELS 12
+#define RENDER_GUI_SPF_MAX 1024 /* steps per frame, above which "max" */
 
-/* A software-drawn panel shown through its own streaming texture (blended over the world). */
-typedef struct render_gui_overlay {
-    uint8_t *px;
-    size_t cap;
-    render_canvas c;
-    SDL_Texture *tex;
-    int tex_w, tex_h;
-    char key[1280]; /* what the texture shows (text, or a plot's serial): redraw on change */
-} render_gui_overlay;
-
-typedef struct render_gui_app {
-    const render_gui_config *cfg;
-    sim_scenario sc; /* the scenario shown (its seed follows Shift+R) */
-    render_gui_sim *sim;
-    render_gui_layer *layer;
-
-    SDL_Window *win;
-    SDL_Renderer *ren;
-    SDL_Texture *world_tex;
-    int tex_w, tex_h;
-    render_gui_overlay hud, plot, panel, help, status;
-
-    /* The camera: view.w x view.h is the composed image (the window's drawable size, or the
-     * fixed --size of a script). */
+/* The camera and the drawing style. view.w x view.h is the composed image (the window's
+ * drawable size, or the fixed --size of a script). */
+typedef struct render_gui_camera {
     sim_view view;
     int fitted;     /* follow the window with a fitted view */
     int fixed_size; /* script: the view size does not follow the window */
     int cmap;
-    int scale;      /* font scale of the overlays */
+    int agent_mode; /* RENDER_GUI_AGENTS_* */
+    int follow;     /* keep the selected agent in the centre */
+    int legend;     /* show the colour bar */
+} render_gui_camera;
 
-    /* The composed world (view-sized, no overlays) and what it shows. */
-    uint8_t *world;
-    size_t world_cap;
-    int world_valid;
-    float layer_min, layer_max; /* the horizon layer's colour range in view */
-    uint64_t world_serial, world_gen;
-    int64_t world_step;
-    sim_view world_view;
+/* The composed world (view-sized, no overlays) and what it shows. */
+typedef struct render_gui_world {
+    uint8_t *px;
+    size_t cap;
+    int valid;
+    SDL_Texture *tex;
+    int tex_w, tex_h;
+    float layer_min, layer_max; /* the horizon layer's range in view */
+    float field_max;            /* the field max of the state shown (the automatic range) */
+    uint64_t serial, gen;
+    int64_t step;
+    sim_view view;
+} render_gui_world;
+
+/* What runs and how fast. */
+typedef struct render_gui_pace {
+    int running;
+    int spf; /* steps per frame, 1 .. RENDER_GUI_SPF_MAX, 0 = max */
+} render_gui_pace;
+
+/* The inspected cell and the selected (followed) agent. */
+typedef struct render_gui_pick {
+    int probe_on, probe_x, probe_y;
+    int64_t selected; /* -1: none */
+    int brush;        /* brush radius, cells */
+    int paint_x, paint_y; /* the last painted cell of a stroke */
+    int panel_drag_row, panel_drag_x; /* a drag on a panel row changes its value; -1: none */
+} render_gui_pick;
+
+/* The status line. */
+typedef struct render_gui_status {
+    char text[RENDER_GUI_SAID];
+    double until;
+    int failure_said;
+} render_gui_status;
+
+/* Script execution. */
+typedef struct render_gui_scripting {
+    render_gui_script script;
+    int on, pc, wait_frames;
+} render_gui_scripting;
+
+typedef struct render_gui_app {
+    const render_gui_config *cfg;
+    sim_scenario sc; /* the scenario shown (seed and parameters follow changes) */
+    render_gui_sim *sim;
+
+    SDL_Window *win;
+    SDL_Renderer *ren;
+    render_gui_hud *hud;
+    render_gui_rect params_at; /* where the parameter panel was drawn */
+    int scale;                 /* font scale of the overlays */
+    int show_help;
+
+    render_gui_camera cam;
+    render_gui_world world;
+    render_gui_pace pace;
+    render_gui_pick pick;
+    render_gui_panel panel;
+    render_gui_input input;
+    render_gui_record rec;
+    render_gui_status status;
+    render_gui_scripting run;
 
     render_gui_plot hist;
     uint64_t hist_serial;
-    int stat;
-
-    int running, spf_level, show_help;
-    int left_down, dragging, down_x, down_y, last_x, last_y;
-    int right_down, paint_x, paint_y, brush;
-    int probe_on, probe_x, probe_y;
-
-    int dir_lock; /* lock of sc.dir, taken when the session first writes there; -1: not yet */
-    render_queue *rec;
-    char rec_dir[SIM_PATH_MAX + 32];
-    int64_t rec_index, rec_step;
-    uint64_t rec_gen;
-    int rec_w, rec_h;
-
-    char status_text[SIM_PATH_MAX + 128];
-    double status_until;
-    int failure_said;
+    unsigned plot_mask;
 
     double fps, fps_t0, t_start;
     int64_t fps_frames, frames;
     double t_compose, t_overlays, t_present; /* s spent per part of the frame (benchmark) */
     int quit;
-
-    render_gui_script script;
-    int pc, wait_frames, scripted;
-    int rc;       /* the status run() returns */
+    int rc; /* the status render_gui_run returns */
     sim_err err;
 } render_gui_app;
-
-/* render_gui.c */
-double render_gui_app_now(void);
-int render_gui_app_spf(const render_gui_app *a);           /* steps per frame, 0 = max */
-void render_gui_app_fit(render_gui_app *a);
-void render_gui_app_set_running(render_gui_app *a, int on);
-void render_gui_app_say(render_gui_app *a, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Brings the world image up to date with the latest frame and the camera; returns 1 when it
- * holds a picture. */
-int render_gui_app_compose(render_gui_app *a);
-void render_gui_app_resize_view(render_gui_app *a, int w, int h);
-
-/* render_gui_save.c */
-/* Saves the view (no overlays) to path, or to DIR/snapshot_STEP.png when path is NULL; says
- * where. Returns a sim_status. */
-int render_gui_app_snapshot(render_gui_app *a, const char *path);
-/* Starts recording into a fresh DIR/recording_NNN/, or stops and says how many frames. */
-void render_gui_app_record_toggle(render_gui_app *a);
-/* Queues the world image when it shows a state not recorded yet (a->rec must be set). Blocks
- * while the encoders are a full queue behind. */
-void render_gui_app_record_frame(render_gui_app *a);
-
-/* render_gui_input.c */
-void render_gui_app_event(render_gui_app *a, const SDL_Event *ev);
-void render_gui_app_key(render_gui_app *a, SDL_Keycode key, int shift);
-/* Runs script commands until one must wait; sets a->quit at the end. */
-void render_gui_app_script(render_gui_app *a);
-
-/* render_gui_hud.c */
-void render_gui_app_overlays(render_gui_app *a); /* draws and shows every overlay */
-void render_gui_overlay_free(render_gui_overlay *o);
 
 #endif

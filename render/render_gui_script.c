@@ -16,6 +16,7 @@ static const struct {
     {"click", RENDER_GUI_CMD_CLICK, 2, 0, -100000, 100000},
     {"drag", RENDER_GUI_CMD_DRAG, 4, 0, -100000, 100000},
     {"paint", RENDER_GUI_CMD_PAINT, 2, 0, -100000, 100000},
+    {"stroke", RENDER_GUI_CMD_STROKE, 4, 0, -100000, 100000},
     {"wheel", RENDER_GUI_CMD_WHEEL, 3, 0, -100000, 100000},
     {"resize", RENDER_GUI_CMD_RESIZE, 2, 0, 1, 16384},
     {"wait", RENDER_GUI_CMD_WAIT, 1, 0, 0, 1000000},

@@ -7,6 +7,7 @@
  *   click X Y           left click at pixel (X, Y): inspect that cell
  *   drag X0 Y0 X1 Y1    left drag: pan
  *   paint X Y           right click at pixel (X, Y): paint with the brush
+ *   stroke X0 Y0 X1 Y1  right drag from (X0, Y0) to (X1, Y1) in one fast motion: a stroke
  *   wheel X Y N         N wheel notches at (X, Y) (> 0 zooms in)
  *   resize W H          make the view W x H pixels
  *   wait N              draw N frames
@@ -26,6 +27,7 @@ enum {
     RENDER_GUI_CMD_CLICK,
     RENDER_GUI_CMD_DRAG,
     RENDER_GUI_CMD_PAINT,
+    RENDER_GUI_CMD_STROKE,
     RENDER_GUI_CMD_WHEEL,
     RENDER_GUI_CMD_RESIZE,
     RENDER_GUI_CMD_WAIT,

@@ -2,7 +2,8 @@
  *
  * One mutex guards every field marked "shared"; the thread drops it while it steps, copies or
  * composes, so the window thread only ever waits for bookkeeping and the buffer swap. The sim
- * object itself is touched by the thread alone (a CUDA context is then used from one thread). */
+ * object and the session files are touched by the thread alone (a CUDA context is then used
+ * from one thread). */
 #include "render_gui_sim.h"
 
 #include <pthread.h>
@@ -11,11 +12,12 @@
 #include <time.h>
 
 #include "render_frame.h"
+#include "render_gui_layer.h"
+#include "sim_events.h"
 
 #define PAINT_QUEUE 64
 #define PUBLISH_PERIOD (1.0 / 60.0) /* s between publishes while steps keep coming */
 #define RATE_WINDOW 0.5             /* s over which steps/s is measured */
-#define PROBE_PERIOD 0.25           /* s between probe updates that read the whole grid */
 
 typedef struct stroke {
     int x, y, radius;
@@ -38,16 +40,21 @@ struct render_gui_sim {
     pthread_cond_t done; /* create() waits here for the first sim */
 
     /* Fixed after create. */
-    sim_scenario sc;
     const sim_backend_ops *ops;
     int threads;
     int in_backend; /* sim_compose_in_backend: the same for every rebuild (same table) */
 
     /* The thread's own. */
+    sim_scenario sc;      /* the scenario in force (parameters and seed follow changes) */
     sim *s;
+    render_gui_session *session;
+    render_gui_layer *layer;
     uint32_t *agents;     /* sim_agent_count() cells */
-    float *probe_field;   /* image mode: a host copy for the probe */
-    double last_publish, probe_t;
+    uint32_t *before;     /* the agents before the latest step (moved colouring) */
+    int have_before;
+    float fmax;           /* the field's max after the latest step (its stats) */
+    int fmax_valid;       /* 0 after a paint, a restart or a parameter change until a step */
+    double last_publish;
     double rate_t0;
     int64_t rate_steps;
 
@@ -60,15 +67,23 @@ struct render_gui_sim {
     int n_strokes;
     int restart;
     uint64_t restart_seed, seed;
+    int params_pending;
+    sim_scenario params;
     int probe_active, probe_x, probe_y;
+    int64_t selected;
+    uint32_t trail[RENDER_GUI_TRAIL];
+    int trail_head, trail_n;
+    int sel_x, sel_y;
     sim_view want_view;
-    int want_host;
+    int want_mode;
     uint64_t want_serial, shown_want_serial;
     int dirty;            /* the state changed since the last publish */
     int64_t step, n_agents;
     uint64_t gen, serial;
     int failed;
     char msg[1024];
+    char note[1024];
+    char session_dir[SIM_PATH_MAX + 32];
     double steps_per_s;
     buffer buf[2];
     int front;
@@ -93,7 +108,25 @@ static void fail_locked(render_gui_sim *g, const char *what)
     snprintf(g->msg, sizeof g->msg, "%s", what);
 }
 
-/* Makes b able to hold a host frame of the world (thread, lock not needed: b is the back). */
+/* The session could not write: it stops recording, the simulation goes on (lock held). */
+static void session_failed_locked(render_gui_sim *g, const char *why)
+{
+    snprintf(g->note, sizeof g->note, "session recording stopped: %s", why);
+    render_gui_session_close(g->session);
+    g->session = NULL;
+    g->session_dir[0] = '\0';
+}
+
+/* Kind of frame for what the window wants: host frames when the window can compose them
+ * itself and the layer is not the horizon layer (lock held). */
+static int want_host(const render_gui_sim *g)
+{
+    if (g->want_view.layer == SIM_LAYER_HORIZON)
+        return 0;
+    return !g->in_backend || g->want_mode == RENDER_GUI_AGENTS_MOVED;
+}
+
+/* Makes b able to hold a host frame of the world (thread; b is the back buffer). */
 static int host_buffers(render_gui_sim *g, buffer *b)
 {
     size_t cells = (size_t)g->sc.width * (size_t)g->sc.height;
@@ -104,9 +137,8 @@ static int host_buffers(render_gui_sim *g, buffer *b)
     return b->field && b->occ;
 }
 
-/* Fills the probe for the state just read (thread, outside the lock). field: the host field,
- * or NULL to read one. */
-static void fill_probe(render_gui_sim *g, const float *field, int x, int y, render_gui_probe *p)
+/* Fills the probe for cell (x, y) of the current state: one cell read, one set of sums. */
+static void fill_probe(render_gui_sim *g, int x, int y, render_gui_probe *p)
 {
     const sim_scenario *sc = &g->sc;
     memset(p, 0, sizeof *p);
@@ -116,35 +148,29 @@ static void fill_probe(render_gui_sim *g, const float *field, int x, int y, rend
     p->agent = -1;
     if (x < 0 || y < 0 || x >= sc->width || y >= sc->height)
         return;
-    size_t cell = (size_t)y * (size_t)sc->width + (size_t)x;
-    if (!field) {
-        if (!g->probe_field)
-            g->probe_field = malloc((size_t)sc->width * (size_t)sc->height * sizeof(float));
-        if (!g->probe_field || sim_read_field(g->s, g->probe_field) != SIM_OK)
-            return;
-        field = g->probe_field;
-        if (sim_read_agents(g->s, g->agents) != SIM_OK)
-            return;
-    }
-    p->value = field[cell];
-    int64_t n = sim_agent_count(g->s);
-    for (int64_t i = 0; i < n; i++)
-        if (g->agents[i] == (uint32_t)cell) {
-            p->agent = i;
-            break;
-        }
-    uint32_t c = (uint32_t)cell;
-    if (sim_horizon(g->s, &c, 1, p->sums) != SIM_OK)
+    uint32_t c = (uint32_t)((size_t)y * (size_t)sc->width + (size_t)x);
+    if (sim_read_cells(g->s, &c, 1, &p->value, &p->agent) != SIM_OK ||
+        sim_horizon(g->s, &c, 1, p->sums) != SIM_OK)
         return;
     p->step = sim_steps_done(g->s);
     p->valid = 1;
 }
 
+/* Marks the agents that changed cell in the latest step with 2 (moved colouring). */
+static void mark_moved(render_gui_sim *g, uint8_t *occ)
+{
+    int64_t n = sim_agent_count(g->s);
+    if (!g->have_before)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        if (g->agents[i] != g->before[i])
+            occ[g->agents[i]] = 2;
+}
+
 /* Produces the back buffer from the current state; called without the lock. Returns 0 and
  * sets why on failure. */
-static int produce(render_gui_sim *g, buffer *b, int host, const sim_view *view,
-                   int probe_active, int px, int py, render_gui_probe *probe, char *why,
-                   size_t why_n)
+static int produce(render_gui_sim *g, buffer *b, int host, int mode, const sim_view *view,
+                   char *why, size_t why_n)
 {
     const sim_scenario *sc = &g->sc;
     int64_t cells = (int64_t)sc->width * sc->height;
@@ -165,45 +191,286 @@ static int produce(render_gui_sim *g, buffer *b, int host, const sim_view *view,
             return 0;
         }
         render_frame_occupancy(g->agents, sim_agent_count(g->s), b->occ, cells);
+        if (mode == RENDER_GUI_AGENTS_MOVED)
+            mark_moved(g, b->occ);
         b->f.field = b->field;
         b->f.occ = b->occ;
         b->f.field_max = render_field_max(b->field, cells);
-    } else {
-        size_t need = (size_t)view->w * (size_t)view->h * 4;
-        if (need > b->image_cap) {
-            uint8_t *img = realloc(b->image, need);
-            if (!img) {
-                snprintf(why, why_n, "out of memory for a %dx%d view", view->w, view->h);
-                return 0;
-            }
-            b->image = img;
-            b->image_cap = need;
-        }
-        if (sim_compose(g->s, view, b->image) != SIM_OK) {
-            snprintf(why, why_n, "composing the view: %s", sim_errmsg(g->s));
+        return 1;
+    }
+    size_t need = (size_t)view->w * (size_t)view->h * 4;
+    if (need > b->image_cap) {
+        uint8_t *img = realloc(b->image, need);
+        if (!img) {
+            snprintf(why, why_n, "out of memory for a %dx%d view", view->w, view->h);
             return 0;
         }
-        b->f.image = b->image;
-        b->f.image_view = *view;
+        b->image = img;
+        b->image_cap = need;
     }
-    if (probe_active)
-        fill_probe(g, host ? b->field : NULL, px, py, probe);
-    else
-        memset(probe, 0, sizeof *probe);
+    if (view->layer == SIM_LAYER_HORIZON) {
+        sim_err err;
+        if (render_gui_layer_draw(g->layer, g->s, view, b->image, &b->f.layer_min,
+                                  &b->f.layer_max, &err) != SIM_OK) {
+            snprintf(why, why_n, "%s", err.msg);
+            return 0;
+        }
+    } else if (sim_compose(g->s, view, b->image) != SIM_OK) {
+        snprintf(why, why_n, "composing the view: %s", sim_errmsg(g->s));
+        return 0;
+    }
+    b->f.image = b->image;
+    b->f.image_view = *view;
+    /* The legend's automatic range needs the field max: every step's statistics carry it; only
+     * after a paint, a restart or a parameter change is the field read once to find it. */
+    if (!g->fmax_valid) {
+        if (!host_buffers(g, b) || sim_read_field(g->s, b->field) != SIM_OK) {
+            snprintf(why, why_n, "reading the field: %s", sim_errmsg(g->s));
+            return 0;
+        }
+        g->fmax = render_field_max(b->field, cells);
+        g->fmax_valid = 1;
+    }
+    b->f.field_max = g->fmax;
     return 1;
 }
 
-/* Replaces the sim with a fresh one of the same scenario and `seed` (thread, no lock). */
-static int rebuild(render_gui_sim *g, uint64_t seed, sim_err *err)
+/* Replaces the sim with a fresh one of sc (thread, no lock). */
+static int rebuild(render_gui_sim *g, const sim_scenario *sc, sim_err *err)
 {
-    sim_scenario sc = g->sc;
-    sc.seed = seed;
     sim_destroy(g->s); /* first: two worlds at once might not fit */
     g->s = NULL;
-    int rc = sim_create(&sc, g->ops, g->threads, &g->s, err);
+    int rc = sim_create(sc, g->ops, g->threads, &g->s, err);
     if (rc == SIM_OK)
-        g->sc.seed = seed;
+        g->sc = *sc;
     return rc;
+}
+
+/* Records one events line in the session, if any (thread, lock held). */
+static void record_event(render_gui_sim *g, const char *line)
+{
+    sim_err err;
+    if (g->session && render_gui_session_event(g->session, line, &err) != SIM_OK)
+        session_failed_locked(g, err.msg);
+}
+
+/* Applies new run-time parameters between steps and records each changed key (thread; enters
+ * and leaves with the lock held). */
+static void apply_params(render_gui_sim *g)
+{
+    sim_scenario next = g->params;
+    g->params_pending = 0;
+    g->busy = 1;
+    pthread_mutex_unlock(&g->mu);
+    int rc = sim_set_params(g->s, &next);
+    pthread_mutex_lock(&g->mu);
+    g->busy = 0;
+    if (rc != SIM_OK) {
+        snprintf(g->note, sizeof g->note, "parameters not changed: %s", sim_errmsg(g->s));
+        return;
+    }
+    int64_t step = sim_steps_done(g->s);
+    for (int i = 0; i < sim_events_param_count(); i++) {
+        if (sim_events_param_get(&g->sc, i) == sim_events_param_get(&next, i))
+            continue;
+        char line[256];
+        sim_events_format_set(line, sizeof line, step, sim_events_param_name(i), &next);
+        record_event(g, line);
+    }
+    g->sc = *sim_get_scenario(g->s);
+    g->have_before = 0;
+    g->fmax_valid = 0;
+    g->gen++;
+    g->dirty = 1;
+}
+
+/* Applies queued strokes (thread; enters and leaves with the lock held). */
+static void apply_strokes(render_gui_sim *g)
+{
+    stroke st[PAINT_QUEUE];
+    int k = g->n_strokes;
+    memcpy(st, g->strokes, (size_t)k * sizeof st[0]);
+    g->n_strokes = 0;
+    g->busy = 1;
+    pthread_mutex_unlock(&g->mu);
+    int rc = SIM_OK, done = 0;
+    for (; done < k && rc == SIM_OK; done++)
+        rc = sim_paint(g->s, st[done].x, st[done].y, st[done].radius, st[done].amount);
+    pthread_mutex_lock(&g->mu);
+    g->busy = 0;
+    int64_t step = sim_steps_done(g->s);
+    for (int i = 0; i < done - (rc != SIM_OK); i++) {
+        char line[256];
+        sim_events_format_paint(line, sizeof line, step, st[i].x, st[i].y, st[i].radius,
+                                st[i].amount);
+        record_event(g, line);
+    }
+    if (rc != SIM_OK)
+        fail_locked(g, sim_errmsg(g->s));
+    g->fmax_valid = 0;
+    g->dirty = 1;
+}
+
+/* Restarts with a new seed and the parameters in force (thread; lock held on entry/exit). */
+static void apply_restart(render_gui_sim *g)
+{
+    sim_scenario sc = g->sc;
+    sc.seed = g->restart_seed;
+    g->restart = 0;
+    g->busy = 1;
+    pthread_mutex_unlock(&g->mu);
+    sim_err err;
+    int rc = rebuild(g, &sc, &err);
+    pthread_mutex_lock(&g->mu);
+    g->busy = 0;
+    if (rc != SIM_OK) {
+        fail_locked(g, err.msg);
+        return;
+    }
+    if (g->session) {
+        if (render_gui_session_restart(g->session, &g->sc, &err) != SIM_OK)
+            session_failed_locked(g, err.msg);
+        else
+            snprintf(g->session_dir, sizeof g->session_dir, "%s",
+                     render_gui_session_dir(g->session));
+    }
+    g->failed = 0;
+    g->seed = sc.seed;
+    g->step = 0;
+    g->gen++;
+    g->pending = 0;
+    g->have_before = 0;
+    g->fmax_valid = 0;
+    g->trail_n = 0;
+    render_gui_plot_clear(&g->hist);
+    g->hist_serial++;
+    g->dirty = 1;
+}
+
+/* Reads the followed agent's cell into the trail (thread, no lock; the trail is written under
+ * the lock by the caller's copy). */
+static int read_selected(render_gui_sim *g, int64_t id, uint32_t *cell)
+{
+    return id >= 0 && id < sim_agent_count(g->s) && sim_agent_cells(g->s, &id, 1, cell) == SIM_OK;
+}
+
+static void trail_push(render_gui_sim *g, uint32_t cell)
+{
+    if (g->trail_n > 0 &&
+        g->trail[(g->trail_head + g->trail_n - 1) % RENDER_GUI_TRAIL] == cell)
+        return;
+    if (g->trail_n < RENDER_GUI_TRAIL) {
+        g->trail[(g->trail_head + g->trail_n) % RENDER_GUI_TRAIL] = cell;
+        g->trail_n++;
+    } else {
+        g->trail[g->trail_head] = cell;
+        g->trail_head = (g->trail_head + 1) % RENDER_GUI_TRAIL;
+    }
+    g->sel_x = (int)(cell % (uint32_t)g->sc.width);
+    g->sel_y = (int)(cell / (uint32_t)g->sc.width);
+}
+
+/* One step (thread; lock held on entry/exit). */
+static void do_step(render_gui_sim *g)
+{
+    if (g->pending > 0)
+        g->pending--;
+    int mode = g->want_mode;
+    int64_t sel = g->selected;
+    g->busy = 1;
+    pthread_mutex_unlock(&g->mu);
+    int have_before = mode == RENDER_GUI_AGENTS_MOVED &&
+                      sim_read_agents(g->s, g->before) == SIM_OK;
+    sim_stats st;
+    int rc = sim_step(g->s, 1, &st);
+    uint32_t cell = 0;
+    int have_cell = rc == SIM_OK && read_selected(g, sel, &cell);
+    double t = now_s();
+    pthread_mutex_lock(&g->mu);
+    g->busy = 0;
+    if (rc != SIM_OK) {
+        char m[800];
+        snprintf(m, sizeof m, "step %lld failed: %s", (long long)(g->step + 1),
+                 sim_errmsg(g->s));
+        fail_locked(g, m);
+        return;
+    }
+    g->have_before = have_before;
+    g->fmax = st.field_max;
+    g->fmax_valid = 1;
+    g->step = st.step;
+    if (have_cell && sel == g->selected)
+        trail_push(g, cell);
+    sim_err err;
+    if (g->session && render_gui_session_stats(g->session, &st, &err) != SIM_OK)
+        session_failed_locked(g, err.msg);
+    render_gui_plot_push(&g->hist, &st);
+    g->hist_serial++;
+    g->dirty = 1;
+    g->rate_steps++;
+    if (t - g->rate_t0 >= RATE_WINDOW) {
+        g->steps_per_s = (double)g->rate_steps / (t - g->rate_t0);
+        g->rate_steps = 0;
+        g->rate_t0 = t;
+    }
+}
+
+/* Publishes the state when it is stale (thread; lock held on entry/exit). Returns 1 when it
+ * did something. */
+static int publish(render_gui_sim *g, int stepping)
+{
+    int host = want_host(g);
+    int view_changed = !host && g->want_serial != g->shown_want_serial;
+    int probe_stale = g->probe_active && (g->probe.x != g->probe_x ||
+                                          g->probe.y != g->probe_y || !g->probe.active);
+    int stale = g->dirty || view_changed || probe_stale ||
+                (g->buf[g->front].f.host != host) || g->serial == 0;
+    if (!host && g->want_serial == 0)
+        stale = 0; /* an image is wanted, but the window has not said of what yet */
+    if (!stale || (stepping && now_s() - g->last_publish < PUBLISH_PERIOD))
+        return 0;
+    buffer *b = &g->buf[1 - g->front];
+    sim_view view = g->want_view;
+    int mode = g->want_mode;
+    uint64_t want = g->want_serial;
+    int pa = g->probe_active, px = g->probe_x, py = g->probe_y;
+    int64_t sel = g->selected;
+    render_gui_probe probe;
+    char why[768];
+    g->busy = 1;
+    g->dirty = 0;
+    pthread_mutex_unlock(&g->mu);
+    int ok = produce(g, b, host, mode, &view, why, sizeof why);
+    uint32_t cell = 0;
+    int have_cell = ok && read_selected(g, sel, &cell);
+    if (have_cell) {
+        px = (int)(cell % (uint32_t)g->sc.width);
+        py = (int)(cell / (uint32_t)g->sc.width);
+    }
+    if (ok && pa)
+        fill_probe(g, px, py, &probe);
+    pthread_mutex_lock(&g->mu);
+    g->busy = 0;
+    if (!ok) {
+        fail_locked(g, why);
+        return 1;
+    }
+    b->f.serial = ++g->serial;
+    b->f.gen = g->gen;
+    g->front = 1 - g->front;
+    g->shown_want_serial = want;
+    if (pa && g->probe_active) {
+        g->probe = probe;
+        /* A followed agent carries the probe along: the window asked for its old cell. */
+        g->probe_x = probe.x;
+        g->probe_y = probe.y;
+    } else if (!g->probe_active) {
+        g->probe.active = 0;
+    }
+    if (have_cell && sel == g->selected)
+        trail_push(g, cell);
+    g->last_publish = now_s();
+    return 1;
 }
 
 /* The thread's loop: one action per turn, the lock held between actions. */
@@ -213,8 +480,11 @@ static void *run(void *arg)
     sim_err err = {{0}};
     int rc = sim_create(&g->sc, g->ops, g->threads, &g->s, &err);
     int64_t n = rc == SIM_OK ? sim_agent_count(g->s) : 0;
-    if (rc == SIM_OK && !(g->agents = malloc((size_t)(n > 0 ? n : 1) * sizeof *g->agents)))
+    size_t nb = (size_t)(n > 0 ? n : 1) * sizeof(uint32_t);
+    if (rc == SIM_OK && (!(g->agents = malloc(nb)) || !(g->before = malloc(nb))))
         rc = sim_err_set(&err, SIM_ENOMEM, "out of memory for %lld agent cells", (long long)n);
+    if (rc == SIM_OK)
+        rc = render_gui_layer_create(&g->layer, &err);
     pthread_mutex_lock(&g->mu);
     g->started = 1;
     g->in_backend = rc == SIM_OK && sim_compose_in_backend(g->s);
@@ -229,119 +499,26 @@ static void *run(void *arg)
     g->rate_t0 = now_s();
     while (!g->quit) {
         if (g->restart) {
-            uint64_t seed = g->restart_seed;
-            g->restart = 0;
-            g->busy = 1;
-            pthread_mutex_unlock(&g->mu);
-            rc = rebuild(g, seed, &err);
-            pthread_mutex_lock(&g->mu);
-            g->busy = 0;
-            if (rc != SIM_OK) {
-                fail_locked(g, err.msg);
-                continue;
-            }
-            g->failed = 0;
-            g->seed = seed;
-            g->step = 0;
-            g->gen++;
-            g->pending = 0;
-            render_gui_plot_clear(&g->hist);
-            g->hist_serial++;
-            g->dirty = 1;
+            apply_restart(g);
             continue;
         }
         if (g->failed) {
             pthread_cond_wait(&g->wake, &g->mu);
             continue;
         }
+        if (g->params_pending) {
+            apply_params(g);
+            continue;
+        }
         if (g->n_strokes > 0) {
-            stroke st[PAINT_QUEUE];
-            int k = g->n_strokes;
-            memcpy(st, g->strokes, (size_t)k * sizeof st[0]);
-            g->n_strokes = 0;
-            g->busy = 1;
-            pthread_mutex_unlock(&g->mu);
-            rc = SIM_OK;
-            for (int i = 0; i < k && rc == SIM_OK; i++)
-                rc = sim_paint(g->s, st[i].x, st[i].y, st[i].radius, st[i].amount);
-            pthread_mutex_lock(&g->mu);
-            g->busy = 0;
-            if (rc != SIM_OK)
-                fail_locked(g, sim_errmsg(g->s));
-            g->dirty = 1;
+            apply_strokes(g);
             continue;
         }
         int stepping = g->pending > 0 || g->free_run;
-        int host = g->want_host || !g->in_backend;
-        int view_changed = !host && g->want_serial != g->shown_want_serial;
-        int probe_stale = g->probe_active &&
-                          (g->probe.x != g->probe_x || g->probe.y != g->probe_y ||
-                           !g->probe.active);
-        int stale = g->dirty || view_changed || probe_stale ||
-                    (g->buf[g->front].f.host != host) || g->serial == 0;
-        if (!host && g->want_serial == 0)
-            stale = 0; /* the backend composes, but the window has not said what to show yet */
-        if (stale && (!stepping || now_s() - g->last_publish >= PUBLISH_PERIOD)) {
-            buffer *b = &g->buf[1 - g->front];
-            sim_view view = g->want_view;
-            uint64_t want = g->want_serial;
-            int px = g->probe_x, py = g->probe_y;
-            /* Without a host frame the probe reads the whole grid from the backend: then it
-             * follows the state at most PROBE_PERIOD apart (a new cell at once). */
-            int pa = g->probe_active &&
-                     (host || probe_stale || now_s() - g->probe_t >= PROBE_PERIOD);
-            render_gui_probe probe;
-            char why[768];
-            g->busy = 1;
-            g->dirty = 0;
-            pthread_mutex_unlock(&g->mu);
-            int ok = produce(g, b, host, &view, pa, px, py, &probe, why, sizeof why);
-            pthread_mutex_lock(&g->mu);
-            g->busy = 0;
-            if (!ok) {
-                fail_locked(g, why);
-                continue;
-            }
-            b->f.serial = ++g->serial;
-            b->f.gen = g->gen;
-            g->front = 1 - g->front;
-            g->shown_want_serial = want;
-            if (pa) {
-                g->probe = probe;
-                g->probe_t = now_s();
-            } else if (!g->probe_active) {
-                g->probe.active = 0;
-            }
-            g->last_publish = now_s();
+        if (publish(g, stepping))
             continue;
-        }
         if (stepping) {
-            if (g->pending > 0)
-                g->pending--;
-            g->busy = 1;
-            pthread_mutex_unlock(&g->mu);
-            sim_stats st;
-            rc = sim_step(g->s, 1, &st);
-            double t = now_s();
-            pthread_mutex_lock(&g->mu);
-            g->busy = 0;
-            if (rc != SIM_OK) {
-                char m[800];
-                snprintf(m, sizeof m, "step %lld failed: %s", (long long)(g->step + 1),
-                         sim_errmsg(g->s));
-                fail_locked(g, m);
-                continue;
-            }
-            g->step = st.step;
-            render_gui_plot_push(&g->hist, &st);
-            g->hist_serial++;
-            g->dirty = 1;
-            g->rate_steps++;
-            if (t - g->rate_t0 >= RATE_WINDOW) {
-                g->steps_per_s = (double)g->rate_steps / (t - g->rate_t0);
-                g->rate_steps = 0;
-                g->rate_t0 = t;
-            }
+            do_step(g);
             continue;
         }
         /* Idle: steps/s decays to 0 once no step came for a measuring window. */
@@ -360,16 +537,22 @@ static void *run(void *arg)
 }
 
 int render_gui_sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
-                          render_gui_sim **out, sim_err *err)
+                          render_gui_session *session, render_gui_sim **out, sim_err *err)
 {
     *out = NULL;
     render_gui_sim *g = calloc(1, sizeof *g);
-    if (!g)
+    if (!g) {
+        render_gui_session_close(session);
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    }
     g->sc = *sc;
     g->ops = ops;
     g->threads = threads;
     g->seed = sc->seed;
+    g->selected = -1;
+    g->session = session;
+    if (session)
+        snprintf(g->session_dir, sizeof g->session_dir, "%s", render_gui_session_dir(session));
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->wake, NULL);
     pthread_cond_init(&g->done, NULL);
@@ -377,6 +560,7 @@ int render_gui_sim_create(const sim_scenario *sc, const sim_backend_ops *ops, in
         pthread_cond_destroy(&g->done);
         pthread_cond_destroy(&g->wake);
         pthread_mutex_destroy(&g->mu);
+        render_gui_session_close(session);
         free(g);
         return sim_err_set(err, SIM_ENOMEM, "cannot start the simulation thread");
     }
@@ -405,13 +589,15 @@ void render_gui_sim_destroy(render_gui_sim *g)
     pthread_mutex_unlock(&g->mu);
     pthread_join(g->thread, NULL);
     sim_destroy(g->s);
+    render_gui_session_close(g->session);
+    render_gui_layer_destroy(g->layer);
     for (int i = 0; i < 2; i++) {
         free(g->buf[i].field);
         free(g->buf[i].occ);
         free(g->buf[i].image);
     }
     free(g->agents);
-    free(g->probe_field);
+    free(g->before);
     pthread_cond_destroy(&g->done);
     pthread_cond_destroy(&g->wake);
     pthread_mutex_destroy(&g->mu);
@@ -465,6 +651,15 @@ void render_gui_sim_paint(render_gui_sim *g, int x, int y, int radius, float amo
     pthread_mutex_unlock(&g->mu);
 }
 
+void render_gui_sim_set_params(render_gui_sim *g, const sim_scenario *sc)
+{
+    pthread_mutex_lock(&g->mu);
+    g->params = *sc;
+    g->params_pending = 1;
+    pthread_cond_signal(&g->wake);
+    pthread_mutex_unlock(&g->mu);
+}
+
 void render_gui_sim_restart(render_gui_sim *g, uint64_t seed)
 {
     pthread_mutex_lock(&g->mu);
@@ -487,19 +682,40 @@ void render_gui_sim_probe(render_gui_sim *g, int active, int x, int y)
     pthread_mutex_unlock(&g->mu);
 }
 
-void render_gui_sim_want(render_gui_sim *g, const sim_view *view, int host)
+void render_gui_sim_select(render_gui_sim *g, int64_t id)
 {
     pthread_mutex_lock(&g->mu);
-    /* Host frames whenever sim_compose would copy the whole state to the host anyway: the window
-     * then composes each view itself, at once, without waiting for this thread. */
-    host = host || !g->in_backend;
-    int changed = host != g->want_host;
-    if (!host && memcmp(view, &g->want_view, sizeof *view) != 0) {
+    if (id != g->selected) {
+        g->selected = id;
+        g->trail_n = 0;
+        g->trail_head = 0;
+        g->dirty = 1; /* publish: reads the agent's cell */
+    }
+    pthread_cond_signal(&g->wake);
+    pthread_mutex_unlock(&g->mu);
+}
+
+int render_gui_sim_trail(render_gui_sim *g, uint32_t *cells, int cap)
+{
+    pthread_mutex_lock(&g->mu);
+    int n = g->trail_n < cap ? g->trail_n : cap;
+    int skip = g->trail_n - n;
+    for (int i = 0; i < n; i++)
+        cells[i] = g->trail[(g->trail_head + skip + i) % RENDER_GUI_TRAIL];
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+void render_gui_sim_want(render_gui_sim *g, const sim_view *view, int agent_mode)
+{
+    pthread_mutex_lock(&g->mu);
+    int changed = agent_mode != g->want_mode;
+    g->want_mode = agent_mode;
+    if (memcmp(view, &g->want_view, sizeof *view) != 0 || g->want_serial == 0) {
         g->want_view = *view;
         g->want_serial++;
         changed = 1;
     }
-    g->want_host = host;
     if (changed)
         pthread_cond_signal(&g->wake);
     pthread_mutex_unlock(&g->mu);
@@ -527,7 +743,13 @@ void render_gui_sim_info_get(render_gui_sim *g, render_gui_sim_info *info)
     info->free_run = g->free_run;
     info->failed = g->failed;
     info->steps_per_s = g->steps_per_s;
+    info->selected = g->selected;
+    info->selected_x = g->sel_x;
+    info->selected_y = g->sel_y;
     snprintf(info->msg, sizeof info->msg, "%s", g->msg);
+    snprintf(info->note, sizeof info->note, "%s", g->note);
+    snprintf(info->session, sizeof info->session, "%s", g->session_dir);
+    g->note[0] = '\0';
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -558,10 +780,10 @@ int render_gui_sim_history(render_gui_sim *g, render_gui_plot *dst, uint64_t *se
 int render_gui_sim_settled(render_gui_sim *g)
 {
     pthread_mutex_lock(&g->mu);
-    int host = g->want_host || !g->in_backend;
+    int host = want_host(g);
     int settled = g->failed ||
                   (!g->busy && g->pending == 0 && !g->free_run && g->n_strokes == 0 &&
-                   !g->restart && !g->dirty && g->serial > 0 &&
+                   !g->restart && !g->params_pending && !g->dirty && g->serial > 0 &&
                    g->buf[g->front].f.host == host &&
                    (host || g->want_serial == g->shown_want_serial) &&
                    (!g->probe_active ||

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim_alloc.h"
+#include "sim_text.h"
 
 /* ---- the run-time parameters ---- */
 
@@ -354,50 +355,12 @@ fail:
 int sim_events_load(const char *path, sim_events *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot open events file: %s", path,
-                           strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *text = sim_malloc(cap);
-    int rc = SIM_OK;
-    if (!text) {
-        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-        goto done;
-    }
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap >= SIM_EVENTS_FILE_MAX) {
-                rc = sim_err_set(err, SIM_EINVAL, "%s: events file larger than %u MiB", path,
-                                 SIM_EVENTS_FILE_MAX >> 20);
-                goto done;
-            }
-            char *bigger = sim_realloc(text, cap * 2);
-            if (!bigger) {
-                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-                goto done;
-            }
-            text = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = sim_err_set(err, SIM_EIO, "%s: read error: %s", path, strerror(errno));
-        goto done;
-    }
-    text[len] = '\0';
-    if (strlen(text) != len) {
-        rc = sim_err_set(err, SIM_EINVAL, "%s: not a text file (contains a NUL byte)", path);
-        goto done;
-    }
+    char *text;
+    int rc = sim_text_read(path, "events file", SIM_EVENTS_FILE_MAX, &text, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
     rc = sim_events_parse_string(text, path, out, err);
-done:
     sim_free(text);
-    fclose(f);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "sim_alloc.h"
+#include "sim_text.h"
 
 enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH, K_BOOL };
 
@@ -416,48 +417,12 @@ int sim_scenario_parse_string(sim_scenario *sc, const char *text, const char *na
 
 int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot open scenario: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *text = sim_malloc(cap);
-    int rc = SIM_OK;
-    if (!text) {
-        fclose(f);
-        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (len + 1 >= cap) {
-            if (cap > (16u << 20)) {
-                rc = sim_err_set(err, SIM_EINVAL, "%s: scenario file larger than 16 MiB", path);
-                goto done;
-            }
-            char *bigger = sim_realloc(text, cap * 2);
-            if (!bigger) {
-                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-                goto done;
-            }
-            text = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = sim_err_set(err, SIM_EIO, "%s: read error: %s", path, strerror(errno));
-        goto done;
-    }
-    text[len] = '\0';
-    if (strlen(text) != len) {
-        rc = sim_err_set(err, SIM_EINVAL, "%s: not a text file (contains a NUL byte)", path);
-        goto done;
-    }
+    char *text;
+    int rc = sim_text_read(path, "scenario", 16u << 20, &text, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
     rc = sim_scenario_parse_string(sc, text, path, err);
-done:
     sim_free(text);
-    fclose(f);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim_alloc.h"
+#include "sim_text.h"
 
 #define NAME_MAX_LEN 64   /* "section.key", NUL included; scenario keys are far shorter */
 #define MAX_KNOWN 256     /* scenario keys (28 today) */
@@ -771,44 +772,7 @@ static int check_run(const sim_sweep *sw, int64_t run, sim_scenario *sc, sim_err
 /* The whole file, NUL-terminated, in *out (sim_free). */
 static int read_text(const char *path, char **out, sim_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_err_set(err, SIM_EIO, "%s: cannot open sweep file: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0, got;
-    char *text = sim_malloc(cap);
-    int rc = SIM_OK;
-    if (!text)
-        goto nomem;
-    do {
-        if (len + 1 >= cap) {
-            if (cap > FILE_MAX) {
-                rc = sim_err_set(err, SIM_EINVAL, "%s: sweep file larger than 16 MiB", path);
-                goto done;
-            }
-            char *bigger = sim_realloc(text, cap * 2);
-            if (!bigger)
-                goto nomem;
-            text = bigger;
-            cap *= 2;
-        }
-        got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    text[len] = '\0';
-    if (ferror(f))
-        rc = sim_err_set(err, SIM_EIO, "%s: read error: %s", path, strerror(errno));
-    else if (strlen(text) != len)
-        rc = sim_err_set(err, SIM_EINVAL, "%s: not a text file (contains a NUL byte)", path);
-    goto done;
-nomem:
-    rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-done:
-    fclose(f);
-    if (rc == SIM_OK)
-        *out = text;
-    else
-        sim_free(text);
-    return rc;
+    return sim_text_read(path, "sweep file", FILE_MAX, out, NULL, err);
 }
 
 /* Parses the text into ctx and the sweep; expands every key. The first error by line wins. */

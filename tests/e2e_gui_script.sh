@@ -41,7 +41,7 @@ gui() {
     shift 2
     printf '%s\n' "$text" >"$T/$name.txt"
     local rc=0
-    timeout 120 "${GUI[@]}" "${SMALL[@]}" --script "$T/$name.txt" "$@" \
+    timeout 120 "${GUI[@]}" "${SMALL[@]}" --out "$T/o_$name" --script "$T/$name.txt" "$@" \
         >"$T/$name.out" 2>"$T/$name.err" || rc=$?
     echo "$rc"
 }

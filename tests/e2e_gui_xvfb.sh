@@ -47,8 +47,9 @@ fail() {
 }
 
 # The default scenario, small enough for a CI machine; 800 x 600 window.
+# One step per frame (then two, after +): the session stays short enough to replay quickly.
 "$HZ" gui --set world.width=160 --set world.height=120 --backend cpu --size 800x600 \
-    --out "$T/out" >"$T/out.txt" 2>"$T/err.txt" &
+    --steps-per-frame 1 --out "$T/out" >"$T/out.txt" 2>"$T/err.txt" &
 pid=$!
 wid=$(timeout 30 xdotool search --sync --onlyvisible --name '^Horizon' | head -n 1) ||
     fail "no viewer window appeared"
@@ -77,6 +78,20 @@ xdotool click 4 # wheel: zoom in about the cursor
 press space     # run again
 sleep 1
 import -window root "$T/screen.png" || fail "cannot take a screenshot"
+# The parameter panel (800x600 view, font scale 1: its text starts at (559, 455), rows 10
+# pixels apart, [+] at columns 35..37): a click on noise's [+], a drag along diffusion's value.
+press Tab
+xdotool mousemove --window "$wid" 776 468 click 1
+sleep 0.3
+xdotool mousemove --window "$wid" 600 498 mousedown 1 mousemove --window "$wid" 620 498 \
+    mousemove --window "$wid" 640 498 mouseup 1
+sleep 0.5
+# The colour bar (bottom right) goes with B: paused, the screen differs only by it.
+press space
+sleep 0.3
+import -window "$wid" "$T/bar_on.png" || fail "cannot take a screenshot"
+press b
+import -window "$wid" "$T/bar_off.png" || fail "cannot take a screenshot"
 press q
 rc=0
 wait "$pid" || rc=$?
@@ -100,4 +115,17 @@ colours=$(identify -format '%k' "$snap")
 step=$(sed -n 's/^horizon gui: quit at step \([0-9]*\) .*/\1/p' "$T/out.txt")
 [ -n "$step" ] || fail "no 'quit at step' line"
 [ "$step" -gt 1 ] || fail "the step counter did not advance (step $step)"
+# The panel's changes are in the session's events.csv, and a headless run replays them.
+S=$T/out/session_001
+grep -q ',agents.noise,0.31$' "$S/events.csv" || fail "a click on [+] of noise: $(cat "$S/events.csv")"
+grep -q ',field.diffusion,' "$S/events.csv" || fail "a drag on diffusion: $(cat "$S/events.csv")"
+last=$(tail -1 "$S/stats.csv" | cut -d, -f1)
+"$HZ" run "$S/scenario.ini" --events "$S/events.csv" --steps "$last" --stats-every 1 \
+    --out "$T/replay" --quiet || fail "the replay of the session failed"
+cmp "$T/replay/stats.csv" "$S/stats.csv" || fail "the replay's checksums differ from the session's"
+# The colour bar: the bottom-right corner changes with B, the top-left HUD does not.
+crop() { convert "$1" -crop "$2" +repage rgb:- | md5sum; }
+[ "$(crop "$T/bar_on.png" 300x60+500+540)" != "$(crop "$T/bar_off.png" 300x60+500+540)" ] ||
+    fail "B did not toggle a colour bar in the bottom-right corner"
+
 echo "e2e_gui_xvfb: ok (quit at step $step, screenshot with $colours colours)"

@@ -1,6 +1,7 @@
-/* test_gui_layer.c - the host horizon layer against the brute-force disk sum (sim_horizon.h):
- * periodic and walled worlds, zoomed in (many pixels per cell), zoomed out (many cells per
- * pixel) and panned half off the world; pixel for pixel. */
+/* test_gui_layer.c - the viewer's horizon layer (sums from the backend, sim_region_sums, for
+ * the sampled cells only) against the brute-force disk sum (sim_horizon.h): periodic and walled
+ * worlds, zoomed in (many pixels per cell), zoomed out (many cells per pixel) and panned half
+ * off the world; pixel for pixel. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include "hz_test_util.h"
 #include "render_frame.h"
 #include "render_gui_layer.h"
+#include "sim.h"
 #include "sim_horizon.h"
 
 static void expect_layer(const float *field, int fw, int fh, int periodic, int r,
@@ -86,10 +88,21 @@ static void test_layer_oracle(void **state)
                 v.scale = views[k].scale;
                 v.w = views[k].w;
                 v.h = views[k].h;
+                sim_scenario sc;
+                sim_scenario_defaults(&sc);
+                sc.width = FW;
+                sc.height = FH;
+                sc.boundary = periodic ? SIM_BOUNDARY_PERIODIC : SIM_BOUNDARY_WALL;
+                sc.radius = radii[ri];
+                sc.count = 3;
+                const uint32_t agents[3] = {0, 40, 100};
+                sim *s;
+                assert_int_equal(sim_create_from_state(&sc, sim_cpu_backend(), 2, 0, field,
+                                                       agents, 3, &s, &err), SIM_OK);
                 float vmin = 1.0f, vmax = -1.0f;
-                assert_int_equal(render_gui_layer_horizon(l, &v, field, FW, FH, periodic,
-                                                          radii[ri], rgba, &vmin, &vmax, &err),
+                assert_int_equal(render_gui_layer_draw(l, s, &v, rgba, &vmin, &vmax, &err),
                                  SIM_OK);
+                sim_destroy(s);
                 assert_true(vmax >= vmin);
                 expect_layer(field, FW, FH, periodic, radii[ri], &v, rgba);
             }

@@ -67,7 +67,7 @@ static void test_steps_probe_paint_restart(void **state)
     sim *oracle;
     render_gui_sim *g;
     assert_int_equal(sim_create(&sc, sim_cpu_backend(), 1, &oracle, &err), SIM_OK);
-    assert_int_equal(render_gui_sim_create(&sc, sim_cpu_backend(), 2, &g, &err), SIM_OK);
+    assert_int_equal(render_gui_sim_create(&sc, sim_cpu_backend(), 2, NULL, &g, &err), SIM_OK);
     sim_view v;
     render_view_init(&v, SIM_CMAP_VIRIDIS, 0.0f);
     render_gui_sim_want(g, &v, 0); /* the CPU backend cannot compose: host frames anyway */
@@ -201,7 +201,7 @@ static void test_compose_path(void **state)
     scenario(&sc);
     sim_err err;
     render_gui_sim *g;
-    assert_int_equal(render_gui_sim_create(&sc, &ops, 1, &g, &err), SIM_OK);
+    assert_int_equal(render_gui_sim_create(&sc, &ops, 1, NULL, &g, &err), SIM_OK);
     sim_view v;
     render_view_init(&v, SIM_CMAP_MAGMA, 0.0f);
     render_view_fit(&v, FW, FH, 96, 64);
@@ -227,7 +227,7 @@ static void test_compose_path(void **state)
     assert_true(f->image_view.scale == v.scale);
     render_gui_sim_unlock(g);
     assert_int_equal(composed, before + 1);
-    render_gui_sim_want(g, &v, 1);
+    render_gui_sim_want(g, &v, RENDER_GUI_AGENTS_MOVED); /* host frames */
     settle(g);
     f = render_gui_sim_lock(g);
     assert_true(f->host);
@@ -244,7 +244,7 @@ static void test_create_fails(void **state)
     sc.count = (int64_t)FW * FH + 1; /* more agents than cells */
     sim_err err;
     render_gui_sim *g = (render_gui_sim *)&err;
-    assert_int_not_equal(render_gui_sim_create(&sc, sim_cpu_backend(), 1, &g, &err), SIM_OK);
+    assert_int_not_equal(render_gui_sim_create(&sc, sim_cpu_backend(), 1, NULL, &g, &err), SIM_OK);
     assert_null(g);
     assert_true(err.msg[0] != '\0');
 }

@@ -1,0 +1,165 @@
+# e2e_gui_session.sh - what a viewer session records and how it is replayed: DIR/session_NNN/
+# holds scenario.ini, stats.csv (the columns and bytes of `horizon run`) and events.csv; changes
+# made through the parameter panel (keys, a click on [+], a drag on a value) and a fast paint
+# stroke are recorded, and `horizon run --events` replays them to the same checksums. Also: E
+# writes steps.csv beside the frames, a click on an agent follows it, --steps-per-frame 3 is
+# honoured, [ and ] stay off stdout, --no-session writes nothing. SDL's offscreen driver.
+# usage: bash e2e_gui_session.sh HORIZON_BINARY SOURCE_DIR
+set -euo pipefail
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+HZ=$1
+T=$(mktemp -d "${TMPDIR:-/tmp}/hz_e2e_gui_session.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+if [[ $("$HZ" gui --help 2>&1 || true) == *"built without SDL2"* ]]; then
+    echo "horizon built without SDL2: skipped"
+    exit 77
+fi
+export SDL_VIDEODRIVER=offscreen
+SMALL=(--set world.width=96 --set world.height=64 --set agents.count=400 --set agents.radius=3
+       --backend cpu)
+
+# gui NAME SCRIPT_TEXT ARGS...: runs a script with output in $T/NAME, echoing the exit code.
+gui() {
+    local name=$1 text=$2
+    shift 2
+    printf '%s\n' "$text" >"$T/$name.txt"
+    local rc=0
+    timeout 120 "$HZ" gui "${SMALL[@]}" --size 384x256 --out "$T/$name" --script "$T/$name.txt" \
+        "$@" >"$T/$name.out" 2>"$T/$name.err" || rc=$?
+    echo "$rc"
+}
+
+# ---- a session without changes: its stats.csv is horizon run's, byte for byte ----
+rc=$(gui plain "step 25")
+[ "$rc" = 0 ] || { cat "$T/plain.err" >&2; fail "plain session exited $rc"; }
+S=$T/plain/session_001
+for f in scenario.ini stats.csv events.csv; do [ -f "$S/$f" ] || fail "session lacks $f"; done
+grep -q "recording the session to $S/" "$T/plain.out" || fail "the session dir was not said"
+"$HZ" run "${SMALL[@]}" --steps 25 --stats-every 1 --out "$T/plain_run" --quiet
+cmp "$T/plain_run/stats.csv" "$S/stats.csv" || fail "session stats.csv differs from horizon run's"
+[ "$(cat "$S/events.csv")" = "step,event,value" ] || fail "events.csv of a session without changes"
+
+# ---- the parameter panel, a paint stroke, and the replay ----
+# The panel (384x256 view, font scale 1): its text starts at (143, 111); row k (0 = noise) is
+# text line k+1, 10 pixels apart; [+] is at columns 35..37 (6 pixels each).
+rc=$(gui panel "key tab
+key period
+step 10
+key down
+key down
+key period
+step 5
+click 360 154
+step 5
+drag 200 134 225 134
+stroke 20 20 300 120
+step 10")
+[ "$rc" = 0 ] || { cat "$T/panel.err" >&2; fail "panel session exited $rc"; }
+S=$T/panel/session_001
+ev=$S/events.csv
+grep -qx '0,agents.noise,0.31' "$ev" || fail "the . key on noise: $(cat "$ev")"
+grep -qx '10,agents.radius,4' "$ev" || fail "down, down, . on radius: $(cat "$ev")"
+grep -qx '15,field.diffusion,0.625' "$ev" || fail "a click on [+] of diffusion: $(cat "$ev")"
+grep -qx '20,agents.deposit,1.5625' "$ev" || fail "a drag of two steps on deposit: $(cat "$ev")"
+# The stroke: one disc per brush half-radius along the line, no gaps.
+python3 - "$ev" <<'PY' || fail "the stroke has gaps: $(grep paint "$ev" | head)"
+import sys
+pts = [tuple(map(int, l.split(",")[2].split()[:3])) for l in open(sys.argv[1]) if ",paint," in l]
+assert len(pts) >= 20, pts
+for (x0, y0, r), (x1, y1, _) in zip(pts, pts[1:]):
+    assert max(abs(x1 - x0), abs(y1 - y0)) <= max(1, r // 2), (x0, y0, x1, y1)
+PY
+"$HZ" run "$S/scenario.ini" --events "$ev" --steps 30 --stats-every 1 --out "$T/replay" --quiet ||
+    fail "the replay run failed"
+cmp "$T/replay/stats.csv" "$S/stats.csv" || fail "the replay's checksums differ from the session's"
+cmp -s "$T/plain_run/stats.csv" "$S/stats.csv" && fail "the changes changed nothing"
+
+# ---- a restart starts session_002 from the parameters in force ----
+rc=$(gui restart "key tab
+key period
+step 3
+key r
+step 4")
+[ "$rc" = 0 ] || fail "restart session exited $rc"
+[ "$(tail -n +2 "$T/restart/session_001/stats.csv" | wc -l)" = 3 ] || fail "session_001 rows"
+[ "$(tail -n +2 "$T/restart/session_002/stats.csv" | wc -l)" = 4 ] || fail "session_002 rows"
+grep -q '^noise = 0.31' "$T/restart/session_002/scenario.ini" ||
+    fail "session_002 does not start from the changed noise"
+
+# ---- E: frames with steps.csv ----
+rc=$(gui rec "key e
+step 2
+step 3
+key e")
+[ "$rc" = 0 ] || fail "recording session exited $rc"
+R=$T/rec/recording_001
+[ "$(head -1 "$R/steps.csv")" = "frame,step" ] || fail "steps.csv header"
+[ "$(tail -1 "$R/steps.csv")" = "$(( $(ls "$R"/frame_*.png | wc -l) - 1 )),5" ] ||
+    fail "steps.csv: $(cat "$R/steps.csv")"
+
+# ---- a click on an agent selects it and the camera follows it ----
+rc=$(gui find "snapshot $T/find.png")
+[ "$rc" = 0 ] || fail "snapshot session exited $rc"
+# PNG pixels with python3 alone (no ImageMagick on every machine): png.py FILE [X Y] prints
+# the pixel's RGB as hex, or without X Y an agent pixel (white on viridis, the centre of a 4x4
+# block) in the middle third of the image.
+cat >"$T/png.py" <<'PY'
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+w, h = struct.unpack(">II", d[16:24])
+raw, i = b"", 8
+while i < len(d):
+    n, = struct.unpack(">I", d[i:i + 4]); t = d[i + 4:i + 8]
+    if t == b"IDAT": raw += d[i + 8:i + 8 + n]
+    i += 12 + n
+raw = zlib.decompress(raw); bpp = 4; stride = w * bpp; rows = []; prev = bytearray(stride)
+for y in range(h):
+    f = raw[y * (stride + 1)]; line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0; b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
+        p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+        pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+        line[x] = (line[x] + [0, a, b, (a + b) // 2, pr][f]) & 255
+    rows.append(line); prev = line
+px = lambda x, y: bytes(rows[y][4 * x:4 * x + 3])
+if len(sys.argv) == 4:
+    print(px(int(sys.argv[2]), int(sys.argv[3])).hex()); sys.exit(0)
+for y in range(h // 3, h - 8):
+    for x in range(w // 3, w - 8):
+        if all(px(x + i, y + j) == b"\xff\xff\xff" for i in range(4) for j in range(4)):
+            print(x + 2, y + 2); sys.exit(0)
+sys.exit(1)
+PY
+xy=$(python3 "$T/png.py" "$T/find.png") || fail "no agent found in the snapshot"
+rc=$(gui follow "click $xy
+wheel ${xy% *} ${xy#* } 8
+step 12
+snapshot $T/follow.png
+quit")
+[ "$rc" = 0 ] || { cat "$T/follow.err" >&2; fail "follow session exited $rc"; }
+grep -q "following agent #[0-9]*" "$T/follow.out" || fail "the click selected no agent: $(cat "$T/follow.out")"
+# The camera keeps the agent in the middle: the centre pixel shows an agent.
+[ "$(python3 "$T/png.py" "$T/follow.png" 192 128)" = ffffff ] ||
+    fail "the followed agent is not at the centre of the view"
+
+# ---- pace, quiet keys, no session ----
+out=$(timeout 60 "$HZ" gui "${SMALL[@]}" --size 200x150 --steps-per-frame 3 --bench-frames 20 \
+      --no-session --out "$T/bench")
+[[ $out == *"3 steps/frame"* ]] || fail "--steps-per-frame 3: $out"
+[ -e "$T/bench" ] && fail "--no-session wrote $T/bench"
+rc=0
+"$HZ" gui "${SMALL[@]}" --steps-per-frame 1025 >/dev/null 2>"$T/spf.err" || rc=$?
+[ "$rc" = 2 ] || fail "--steps-per-frame 1025 exited $rc"
+rc=$(gui quiet "key ]
+key [
+key [")
+[ "$rc" = 0 ] || fail "quiet session exited $rc"
+grep -q brush "$T/quiet.out" && fail "[ and ] print on stdout: $(cat "$T/quiet.out")"
+echo "e2e_gui_session: ok"
