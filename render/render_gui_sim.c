@@ -137,21 +137,67 @@ static int host_buffers(render_gui_sim *g, buffer *b)
     return b->field && b->occ;
 }
 
-/* Fills the probe for cell (x, y) of the current state: one cell read, one set of sums. */
+/* Adds v to the sorted distinct list a[0..*n) unless present. */
+static void add_sorted(int32_t *a, int *n, int32_t v)
+{
+    int i = 0;
+    while (i < *n && a[i] < v)
+        i++;
+    if (i < *n && a[i] == v)
+        return;
+    memmove(a + i + 1, a + i, (size_t)(*n - i) * sizeof *a);
+    a[i] = v;
+    (*n)++;
+}
+
+static int index_of(const int32_t *a, int n, int32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == v)
+            return i;
+    return -1;
+}
+
+/* Fills the probe for cell (x, y) of the current state: the cell's value and agent
+ * (sim_read_cells), and the 9 candidate sums as disk sums at the candidate cells (wrapped on a
+ * periodic grid, SIM_SUM_INVALID off a bounded one): one small region of at most 3 x 3 cells
+ * asked of the backend, never the grid. */
 static void fill_probe(render_gui_sim *g, int x, int y, render_gui_probe *p)
 {
     const sim_scenario *sc = &g->sc;
+    int w = sc->width, h = sc->height, periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
     memset(p, 0, sizeof *p);
     p->active = 1;
     p->x = x;
     p->y = y;
     p->agent = -1;
-    if (x < 0 || y < 0 || x >= sc->width || y >= sc->height)
+    if (x < 0 || y < 0 || x >= w || y >= h)
         return;
-    uint32_t c = (uint32_t)((size_t)y * (size_t)sc->width + (size_t)x);
-    if (sim_read_cells(g->s, &c, 1, &p->value, &p->agent) != SIM_OK ||
-        sim_horizon(g->s, &c, 1, p->sums) != SIM_OK)
+    uint32_t c = (uint32_t)((size_t)y * (size_t)w + (size_t)x);
+    if (sim_read_cells(g->s, &c, 1, &p->value, &p->agent) != SIM_OK)
         return;
+    int cx[SIM_NCAND], cy[SIM_NCAND];
+    int32_t xs[3], ys[3];
+    int nx = 0, ny = 0;
+    for (int k = 0; k < SIM_NCAND; k++) {
+        cx[k] = x + sim_cand_dx(k);
+        cy[k] = y + sim_cand_dy(k);
+        if (periodic) {
+            cx[k] = (cx[k] + w) % w;
+            cy[k] = (cy[k] + h) % h;
+        } else if (cx[k] < 0 || cx[k] >= w || cy[k] < 0 || cy[k] >= h) {
+            cx[k] = -1;
+            continue;
+        }
+        add_sorted(xs, &nx, cx[k]);
+        add_sorted(ys, &ny, cy[k]);
+    }
+    int64_t sums[9];
+    if (sim_region_sums(g->s, xs, nx, ys, ny, sums) != SIM_OK)
+        return;
+    for (int k = 0; k < SIM_NCAND; k++)
+        p->sums[k] = cx[k] < 0 ? SIM_SUM_INVALID
+                               : sums[index_of(ys, ny, cy[k]) * nx + index_of(xs, nx, cx[k])];
     p->step = sim_steps_done(g->s);
     p->valid = 1;
 }
@@ -710,6 +756,8 @@ void render_gui_sim_want(render_gui_sim *g, const sim_view *view, int agent_mode
 {
     pthread_mutex_lock(&g->mu);
     int changed = agent_mode != g->want_mode;
+    if (changed)
+        g->dirty = 1; /* the occupancy marks change: publish again */
     g->want_mode = agent_mode;
     if (memcmp(view, &g->want_view, sizeof *view) != 0 || g->want_serial == 0) {
         g->want_view = *view;

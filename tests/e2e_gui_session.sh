@@ -107,8 +107,9 @@ R=$T/rec/recording_001
 # ---- a click on an agent selects it and the camera follows it ----
 rc=$(gui find "snapshot $T/find.png")
 [ "$rc" = 0 ] || fail "snapshot session exited $rc"
-# PNG pixels with python3 alone (no ImageMagick on every machine): png.py FILE [X Y] prints
-# the pixel's RGB as hex, or without X Y an agent pixel (white on viridis, the centre of a 4x4
+# PNG pixels with python3 alone (no ImageMagick on every machine): png.py FILE X Y prints the
+# pixel's RGB as hex, png.py FILE -count RRGGBB how many pixels have that colour, and png.py FILE
+# an agent pixel (white on viridis, the centre of a 4x4
 # block) in the middle third of the image.
 cat >"$T/png.py" <<'PY'
 import struct, sys, zlib
@@ -129,6 +130,9 @@ for y in range(h):
         line[x] = (line[x] + [0, a, b, (a + b) // 2, pr][f]) & 255
     rows.append(line); prev = line
 px = lambda x, y: bytes(rows[y][4 * x:4 * x + 3])
+if len(sys.argv) == 4 and sys.argv[2] == "-count":
+    c = bytes.fromhex(sys.argv[3])
+    print(sum(px(x, y) == c for y in range(h) for x in range(w))); sys.exit(0)
 if len(sys.argv) == 4:
     print(px(int(sys.argv[2]), int(sys.argv[3])).hex()); sys.exit(0)
 for y in range(h // 3, h - 8):
@@ -148,6 +152,26 @@ grep -q "following agent #[0-9]*" "$T/follow.out" || fail "the click selected no
 # The camera keeps the agent in the middle: the centre pixel shows an agent.
 [ "$(python3 "$T/png.py" "$T/follow.png" 192 128)" = ffffff ] ||
     fail "the followed agent is not at the centre of the view"
+
+# ---- A: agents coloured by whether they moved in the last step (magenta) ----
+rc=$(gui moved "step 2
+snapshot $T/plain.png
+key a
+step 1
+snapshot $T/moved.png
+key a
+snapshot $T/plain2.png")
+[ "$rc" = 0 ] || { cat "$T/moved.err" >&2; fail "moved-colouring session exited $rc"; }
+python3 - "$T" <<'PY' || fail "A: no magenta agents, or magenta without A"
+import subprocess, sys
+t = sys.argv[1]
+def magenta(f):
+    out = subprocess.run([sys.executable, t + "/png.py", f, "-count", "ff00ff"],
+                         capture_output=True, text=True).stdout
+    return int(out)
+assert magenta(t + "/moved.png") > 20, magenta(t + "/moved.png")
+assert magenta(t + "/plain.png") == 0 and magenta(t + "/plain2.png") == 0
+PY
 
 # ---- pace, quiet keys, no session ----
 out=$(timeout 60 "$HZ" gui "${SMALL[@]}" --size 200x150 --steps-per-frame 3 --bench-frames 20 \
