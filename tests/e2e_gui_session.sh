@@ -21,6 +21,7 @@ if [[ $("$HZ" gui --help 2>&1 || true) == *"built without SDL2"* ]]; then
     echo "horizon built without SDL2: skipped"
     exit 77
 fi
+command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
 export SDL_VIDEODRIVER=offscreen
 SMALL=(--set world.width=96 --set world.height=64 --set agents.count=400 --set agents.radius=3
        --backend cpu)
