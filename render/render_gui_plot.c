@@ -221,7 +221,7 @@ int render_gui_plot_title(const render_gui_plot *p, int stat, int max_w, int sca
 
 void render_gui_plot_range(const double *v, int n, double *lo, double *hi)
 {
-    double a, b;
+    double a = 0.0, b = 0.0; /* set by render_gui_plot_bounds when it finds a value */
     if (render_gui_plot_bounds(v, n, &a, &b) == 0) {
         *lo = 0.0;
         *hi = 1.0;
