@@ -124,13 +124,14 @@ run_gui() {
     cmp $G/h6.png $G/hc.png >>"$OUT/gui.txt" 2>&1 &&
         note "gui: horizon layer cuda == cpu (byte for byte)" ||
         note "gui: MISMATCH horizon layer cuda vs cpu"
-    # Frames/s at 1920x1080 while stepping at max.
-    for sc in default assets/scenarios/large.ini; do
-        local arg=$sc
-        [ $sc = default ] && arg=""
-        "$HZ" gui $arg --backend cuda --size 1920x1080 --no-session --bench-frames 600 \
+    # Frames/s at 1920x1080 while stepping at max (and the default scenario on the CPU backend).
+    for run in "default cuda" "assets/scenarios/large.ini cuda" "default cpu"; do
+        set -- $run
+        local arg=$1
+        [ $1 = default ] && arg=""
+        "$HZ" gui $arg --backend $2 --size 1920x1080 --no-session --bench-frames 600 \
             >$G/bench.txt 2>&1
-        note "gui bench $sc cuda 1920x1080: $(grep -o '[0-9.]* frames/s, [0-9]* steps ([0-9.]* steps/s)' $G/bench.txt)"
+        note "gui bench $1 $2 1920x1080: $(grep -o '[0-9.]* frames/s, [0-9]* steps ([0-9.]* steps/s)' $G/bench.txt)"
         cat $G/bench.txt >>"$OUT/gui.txt"
     done
 }
