@@ -33,6 +33,13 @@ int app_sweep_main(int argc, char **argv);
  * table and appends `,"sweep": {...}` to json when not NULL. */
 int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int steps);
 
+/* The batched-steps section of `horizon bench` (app_bench_batch.c), on the backend `ops` (the
+ * CUDA one): per-step vs batched steps/s of the default scenario and a 64^2 world, and the cost
+ * of statistics every step in batches on the default and the large scenario (2048^2 when quick),
+ * with their targets; prints a table and appends `,"gpu_batch": {...}` to json when not NULL.
+ * SIM_EINVAL when batched rows differ from per-step rows; the message is in err. */
+int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *err);
+
 /* One option matcher for "--name value" and "--name=value": returns 1 and sets *value (and
  * advances *i past a separate value) when argv[*i] is that option; prints a usage error and
  * sets *bad when the value is missing. */

@@ -21,13 +21,16 @@ static const char bench_usage[] =
     "  cpu: horizon sums (prefix rows vs brute force) at r = 2, 8, 32 on a SIZE^2 field,\n"
     "       and steps/s of the default scenario with 1, 2 and all threads;\n"
     "  cuda: copy bandwidth, Jacobi, the tile-sum horizon kernel vs baselines, full steps,\n"
-    "        the Laplace exercise, tile mappings (when built with CUDA and a GPU is present).\n"
+    "        the Laplace exercise, tile mappings, batched steps of small worlds (when built\n"
+    "        with CUDA and a GPU is present).\n"
     "\n"
     "options:\n"
     "  --backend auto|cpu|cuda  which sections (default auto: cpu, and cuda when usable)\n"
     "  --size N                 field side for the horizon sections (default 4096)\n"
     "  --quick                  fewer repeats and samples (a smoke test)\n"
     "  --json FILE              also write the results as JSON\n"
+    "  --batch-only             only the batched-steps section (CUDA): per-step vs batched\n"
+    "                           steps/s of small worlds, the cost of statistics every step\n"
     "  --sweep-only             only the sweep section: N runs of the default scenario through\n"
     "                           horizon sweep vs one after another vs separate processes\n"
     "  --sweep-runs N           runs in the sweep section (default 256 on CUDA, 64 on the CPU)\n"
@@ -173,7 +176,7 @@ static int bench_cpu_steps(FILE *json, int quick)
 int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
-    int quick = 0, bad = 0, sweep_only = 0;
+    int quick = 0, bad = 0, sweep_only = 0, batch_only = 0;
     int64_t size = 4096, sweep_runs = 0, sweep_steps = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v;
@@ -184,6 +187,8 @@ int app_bench_main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--sweep-only") == 0) {
             sweep_only = 1;
+        } else if (strcmp(argv[i], "--batch-only") == 0) {
+            batch_only = 1;
         } else if (app_opt(argc, argv, &i, "--sweep-steps", &v, &bad)) {
             if (!bad && !app_parse_i64("--sweep-steps", v, 1, 1000000, &sweep_steps))
                 bad = 1;
@@ -228,6 +233,20 @@ int app_bench_main(int argc, char **argv)
             rc = app_bench_sweep(json, ops->name, quick, (int)sweep_runs, (int)sweep_steps);
         want_cpu = want_gpu = 0;
     }
+    if (batch_only && !sweep_only) {
+        /* the section alone: `horizon bench --batch-only` (CUDA only) */
+        const sim_backend_ops *ops = NULL;
+        rc = app_pick_backend("cuda", &ops, 1);
+        if (json)
+            fprintf(json, "  \"backend\": \"%s\"", ops ? ops->name : "none");
+        if (rc == SIM_OK) {
+            sim_err err;
+            rc = app_bench_batch(json, ops, quick, &err);
+            if (rc != SIM_OK)
+                fprintf(stderr, "horizon bench: %s\n", err.msg);
+        }
+        want_cpu = want_gpu = 0;
+    }
     if (want_cpu) {
         rc = bench_horizon(json, (int)(quick && size > 2048 ? 2048 : size), quick);
         if (rc == SIM_OK)
@@ -246,6 +265,8 @@ int app_bench_main(int argc, char **argv)
             if (json && want_cpu)
                 fprintf(json, ",\n");
             rc = gpu_bench_run(quick, (int)size, stdout, json, &err);
+            if (rc == SIM_OK)
+                rc = app_bench_batch(json, ops, quick, &err);
             if (rc != SIM_OK)
                 fprintf(stderr, "horizon bench: %s\n", err.msg);
             if (rc == SIM_OK)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "app_batch.h"
 #include "app_frames.h"
 #include "app_output.h"
 #include "app_progress.h"
@@ -227,6 +228,10 @@ static int due(int64_t step, int64_t every)
 
 /* ---- the run ---- */
 
+/* The longest a batch of steps (sim_step_batch) should take: the main loop sees a signal and
+ * updates the progress line between batches. */
+#define RUN_BATCH_SECONDS 0.05
+
 /* What a run holds, so that one cleanup path releases it. */
 typedef struct run_ctx {
     sim_scenario sc;
@@ -280,6 +285,25 @@ static int resume_events(run_ctx *r, int64_t step, sim_err *err)
     r->has_events = 1;
     r->ev_next = sim_events_first_at(&r->ev, step);
     return SIM_OK;
+}
+
+/* Steps for the next batch from `done` steps completed: at most cap, and ending at the first
+ * step after which the host needs the state: the end of the run, a frame, a field dump, a
+ * checkpoint, or an event (the events of step e apply after step e, before step e + 1). Stats
+ * rows need nothing: they come back with the batch. */
+static int batch_length(const run_ctx *r, int64_t done, int cap)
+{
+    const sim_scenario *sc = &r->sc;
+    int64_t end = done + cap;
+    int64_t bounds[5] = {sc->steps, app_batch_next_due(done, sc->frames_every),
+                         app_batch_next_due(done, sc->dump_fields_every),
+                         app_batch_next_due(done, r->ckpt_every), INT64_MAX};
+    if (r->has_events && r->ev_next < r->ev.n)
+        bounds[4] = r->ev.ev[r->ev_next].step;
+    for (int i = 0; i < 5; i++)
+        if (bounds[i] > done && bounds[i] < end)
+            end = bounds[i];
+    return (int)(end - done);
 }
 
 /* Writes DIR/checkpoint.hzc for the current step. The queued frames are written and stats.csv
@@ -433,40 +457,62 @@ int app_run_main(int argc, char **argv)
     double t0 = app_now();
     uint64_t checksum = 0;
     int64_t checksum_step = -1; /* the step whose checksum `checksum` holds */
-    int64_t k;
-    for (k = start + 1; k <= sc->steps && !app_signal_pending(); k++) {
-        /* The events of step k-1 change the run from step k on. The stats row, frame, dump and
-         * checkpoint of step k-1 came before them: a checkpoint holds the scenario its step ran
-         * with, and a resume from it applies the events of its step first. */
+    int64_t done = start;       /* steps completed */
+    app_batch bt;
+    app_batch_init(&bt, RUN_BATCH_SECONDS);
+    uint8_t want[SIM_STEP_BATCH_MAX];
+    sim_stats out[SIM_STEP_BATCH_MAX];
+    while (done < sc->steps && !app_signal_pending()) {
+        /* The events of step `done` change the run from the next step on. The stats row,
+         * frame, dump and checkpoint of step `done` came before them: a checkpoint holds the
+         * scenario its step ran with, and a resume from it applies the events of its step
+         * first. */
         if (r.has_events && (rc = sim_events_apply(&r.ev, &r.ev_next, r.s, &err)) != SIM_OK)
             goto fail;
-        int want = due(k, sc->stats_every);
-        sim_stats st;
-        rc = sim_step(r.s, want, &st);
+        int n = batch_length(&r, done, bt.cap);
+        for (int i = 0; i < n; i++)
+            want[i] = (uint8_t)due(done + 1 + i, sc->stats_every);
+        double tb = app_now();
+        rc = sim_step_batch(r.s, n, want, out);
         if (rc != SIM_OK) {
-            sim_err_set(&err, rc, "step %lld: %s", (long long)k, sim_errmsg(r.s));
+            if (n == 1)
+                sim_err_set(&err, rc, "step %lld: %s", (long long)done + 1, sim_errmsg(r.s));
+            else
+                sim_err_set(&err, rc, "steps %lld .. %lld: %s", (long long)done + 1,
+                            (long long)done + n, sim_errmsg(r.s));
             goto fail;
         }
-        if (want) {
-            checksum = st.checksum;
-            checksum_step = k;
-            if ((rc = app_stats_row(r.stats, &st, r.stats_path, &err)) != SIM_OK)
+        app_batch_took(&bt, n, app_now() - tb);
+        /* Only the batch's last step can have a frame, a dump or a checkpoint (batch_length
+         * ends it there): the steps before it are complete once their rows are written. */
+        for (int i = 0; i < n; i++) {
+            if (i > 0)
+                r.stepped = 1;
+            if (!want[i])
+                continue;
+            checksum = out[i].checksum;
+            checksum_step = out[i].step;
+            if ((rc = app_stats_row(r.stats, &out[i], r.stats_path, &err)) != SIM_OK)
                 goto fail;
         }
-        if (due(k, sc->frames_every) && (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
+        done += n;
+        if (due(done, sc->frames_every) &&
+            (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
             goto fail;
-        if (due(k, sc->dump_fields_every) && (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
+        if (due(done, sc->dump_fields_every) &&
+            (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
             goto fail;
-        if (due(k, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
+        if (due(done, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
         r.stepped = 1;
-        app_progress_update(&prog, k);
+        app_progress_update(&prog, done);
     }
     if (app_signal_pending()) {
-        /* Interrupted: save the step just finished and say how to go on. */
+        /* Interrupted (the batch in flight completed): save the step just finished and say how
+         * to go on. */
         int sig = app_signal_pending();
-        app_progress_end(&prog, k - 1);
-        if (r.last_ckpt != k - 1 && (rc = checkpoint(&r, &err)) != SIM_OK)
+        app_progress_end(&prog, done);
+        if (r.last_ckpt != done && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
         if (r.stats && fclose(r.stats) != 0) {
             r.stats = NULL;
@@ -478,7 +524,7 @@ int app_run_main(int argc, char **argv)
         fprintf(stderr, "horizon: %s after step %lld of %lld; checkpoint: %s\n"
                 "resume with: horizon run --resume %s\n",
                 sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)",
-                (long long)(k - 1), (long long)sc->steps, r.ckpt_path, r.ckpt_path);
+                (long long)done, (long long)sc->steps, r.ckpt_path, r.ckpt_path);
         run_release(&r);
         app_signals_restore(&old_signals);
         return sig == SIGINT ? APP_EXIT_SIGINT : APP_EXIT_SIGTERM;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
+#include "app_batch.h"
 #include "app_frames.h"
 #include "app_output.h"
 #include "app_sweep.h"
@@ -136,26 +138,48 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
     int64_t in_window = 0;
     sim_stats st;
     memset(&st, 0, sizeof st);
-    for (int64_t k = 1; rc == SIM_OK && k <= sc.steps; k++) {
+    /* Steps in batches (sim_step_batch: on the GPU, one wait for the device per batch), each
+     * ending at a frame or the end, and short enough in time for `stop` to be seen promptly. */
+    app_batch bt;
+    app_batch_init(&bt, 0.05);
+    uint8_t want[SIM_STEP_BATCH_MAX];
+    sim_stats out[SIM_STEP_BATCH_MAX];
+    for (int64_t done = 0; rc == SIM_OK && done < sc.steps;) {
         if (stop && stop()) {
             rc = APP_SWEEP_STOPPED;
             break;
         }
-        int want_row = o.stats && due(k, sc.stats_every);
-        int want = want_row || k >= first_in_window;
-        if ((rc = sim_step(o.s, want, &st)) != SIM_OK) {
-            sim_err_set(err, rc, "step %" PRId64 ": %s", k, sim_errmsg(o.s));
+        int64_t end = done + bt.cap;
+        if (end > sc.steps)
+            end = sc.steps;
+        if (o.fr.queue && app_batch_next_due(done, sc.frames_every) < end)
+            end = app_batch_next_due(done, sc.frames_every);
+        const int len = (int)(end - done);
+        for (int i = 0; i < len; i++) {
+            int64_t k = done + 1 + i;
+            want[i] = (uint8_t)((o.stats && due(k, sc.stats_every)) || k >= first_in_window);
+        }
+        double t0 = app_now();
+        if ((rc = sim_step_batch(o.s, len, want, out)) != SIM_OK) {
+            sim_err_set(err, rc, "steps %" PRId64 " .. %" PRId64 ": %s", done + 1, end,
+                        sim_errmsg(o.s));
             break;
         }
-        if (k >= first_in_window) {
-            stat_values(&st, last);
-            for (int c = 0; c < NSTAT; c++)
-                sum[c] += last[c];
-            in_window++;
+        app_batch_took(&bt, len, app_now() - t0);
+        for (int i = 0; rc == SIM_OK && i < len; i++) {
+            int64_t k = done + 1 + i;
+            if (k >= first_in_window) {
+                stat_values(&out[i], last);
+                for (int c = 0; c < NSTAT; c++)
+                    sum[c] += last[c];
+                in_window++;
+            }
+            if (o.stats && due(k, sc.stats_every))
+                rc = app_stats_row(o.stats, &out[i], o.stats_path, err);
         }
-        if (want_row)
-            rc = app_stats_row(o.stats, &st, o.stats_path, err);
-        if (rc == SIM_OK && o.fr.queue && due(k, sc.frames_every))
+        st = out[len - 1];
+        done = end;
+        if (rc == SIM_OK && o.fr.queue && due(done, sc.frames_every))
             rc = app_frames_emit(&o.fr, o.s, o.dir, err);
     }
     uint64_t checksum = st.checksum;

@@ -31,6 +31,7 @@ static void gpu_destroy(void *p)
         return;
     gpu_step_forget(st);
     gpu_step_free(st);
+    gpu_step_rings_free(st);
     /* Also the path out of a create that failed half way: every pointer is NULL or allocated. */
     gpu_alloc_free(st->d_buf[0]);
     gpu_alloc_free(st->d_buf[1]);
@@ -89,6 +90,7 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     GPU_TRY(gpu_alloc(st, (void **)&st->d_key, (n ? n : 1) * sizeof(unsigned long long),
                       "agents", err));
     GPU_TRY(gpu_step_alloc(st, err));
+    GPU_TRY(gpu_step_rings_alloc(st, err));
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_pin, sizeof(gpu_pinned), "control readback", err));
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_colsum, (size_t)st->w * sizeof(double),
                              "column sums readback", err));
@@ -149,6 +151,18 @@ static int gpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
     GPU_TRY(gpu_step_run(s, step, want_stats, st, err));
     st->step = step + 1;
     st->agents = s->n;
+    return SIM_OK;
+}
+
+static int gpu_step_batch_op(void *p, int64_t step, int n, const uint8_t *want_stats,
+                             sim_stats *out, sim_err *err)
+{
+    gpu_state *s = (gpu_state *)p;
+    GPU_TRY(gpu_step_batch(s, step, n, want_stats, out, err));
+    for (int k = 0; k < n; k++) {
+        out[k].step = step + k + 1;
+        out[k].agents = s->n;
+    }
     return SIM_OK;
 }
 
@@ -267,6 +281,7 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.create = gpu_create;
     o.destroy = gpu_destroy;
     o.step = gpu_step;
+    o.step_batch = gpu_step_batch_op;
     o.read_field = gpu_read_field;
     o.read_agents = gpu_read_agents;
     o.checksum = gpu_checksum;
@@ -306,6 +321,9 @@ extern "C" int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err)
     if (t->fuse_max < 0 || t->fuse_max > GPU_JF_KMAX)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: fuse_max %d (allowed 0..%d)", t->fuse_max,
                            GPU_JF_KMAX);
+    if (t->steps_per_graph < 0 || t->steps_per_graph > GPU_BATCH_GRAPH_MAX)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: steps_per_graph %d (allowed 0..%d)",
+                           t->steps_per_graph, GPU_BATCH_GRAPH_MAX);
     st->tune = *t;
     return replan(st, err);
 }

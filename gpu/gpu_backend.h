@@ -66,6 +66,7 @@ typedef struct gpu_tuning {
     int horizon_mode; /* GPU_HMODE_* */
     int mapping;      /* GPU_MAP_* (how tiles are handed to thread blocks) */
     int fuse_max;     /* most Jacobi sweeps fused in one pass, 1..8; 0: automatic (8) */
+    int steps_per_graph; /* steps of a batch captured in one graph, 1..32; 0: automatic (1) */
 } gpu_tuning;
 
 /* Applies t to the CUDA instance of s; SIM_EINVAL (message in err) for out-of-range values or

@@ -311,8 +311,13 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
         per_sm = 1;
     p->per_sm = per_sm;
     /* One block per tile leaves the hand-out to the hardware scheduler (the baseline the three
-     * persistent mappings are compared with). */
-    p->blocks = mapping == GPU_MAP_BLOCK ? g->ntiles : per_sm * sms;
+     * persistent mappings are compared with). A persistent grid has no more blocks than tiles:
+     * in a small world (64^2: one tile, 512^2: 64) the blocks beyond them would only start,
+     * contend for the queue's atomic and leave, microseconds of every step. */
+    p->blocks = mapping == GPU_MAP_BLOCK || g->ntiles < per_sm * sms ? g->ntiles
+                                                                     : per_sm * sms;
+    if (p->blocks < 1)
+        p->blocks = 1;
     return SIM_OK;
 }
 

@@ -103,6 +103,7 @@ extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
     gpu_hz_geometry(sc->width, sc->height, sc->boundary == SIM_BOUNDARY_PERIODIC, sc->radius, &g);
     size_t b = cells * (2 * sizeof(float) + sizeof(unsigned long long)); /* fields, claims */
     b += (size_t)sc->width * sizeof(double) + sizeof(gpu_ctl);
+    b += SIM_STEP_BATCH_MAX * sizeof(gpu_ctl) + 2 * sizeof(unsigned); /* batch rings */
     b += (size_t)(n > 0 ? n : 1) * (2 * sizeof(uint32_t) + sizeof(unsigned long long));
     b += gpu_step_bins_bytes(n, (int64_t)cells, g.ntiles);
     b += 4096; /* allocation rounding */
@@ -149,5 +150,9 @@ extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
         fprintf(f, "cuda memory estimate: %.1f MiB (%.1f B/cell + %.1f B/agent)\n",
                 b / 1048576.0, 16.0 + 8.0 / sc->height,
                 n > 0 ? (double)(b - (size_t)cells * 16) / (double)n : 0.0);
+        /* gpu_step_batch's column-sum ring, taken when a batch first wants statistics. */
+        fprintf(f, "cuda batched steps with statistics: up to %.1f MiB more (device, and as "
+                "much pinned host memory), taken on first use\n",
+                (double)SIM_STEP_BATCH_MAX * (double)sc->width * sizeof(double) / 1048576.0);
     }
 }

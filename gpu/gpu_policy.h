@@ -55,6 +55,16 @@
 #define GPU_ST_THREADS 256
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
 
+/* ---- Batched steps (gpu_step_batch.cu) ---- */
+/* Steps captured in one graph when a batch has that many in a row with the same statistics
+ * choice (gpu_tuning.steps_per_graph overrides it, 1..GPU_BATCH_GRAPH_MAX): one launch and no
+ * gap between graphs for each of them. Measured on an H200 (gpu/BENCH.md): runs of 8 gained
+ * only 2-3% over one step a graph at 64^2 and 512^2 (the gaps between graphs are under 1 us;
+ * the kernels of a step are the cost), and every instance then also captures 8-step graphs,
+ * which a sweep of short runs pays per run: so one step a graph by default. */
+#define GPU_BATCH_GRAPH_STEPS 1
+#define GPU_BATCH_GRAPH_MAX 32
+
 /* ---- The viewer's reads (gpu_probe.cu); not tuned by measurement yet ---- */
 #define GPU_PROBE_THREADS 256 /* sampled columns per block of the region-sums kernel */
 /* Most blocks of a grid-stride loop over queries or agents: 4096 x 256 = 1M threads, several

@@ -5,7 +5,10 @@
  * (8 B/cell: 0, or the best claim of this step), the occupancy bitmap (1 bit/cell), column sums
  * (8 B/column); per agent its cell, target and key (16 B) plus the two sets of bins (ids and
  * cells in tile order, 16 B) and the rank in the next bins (4 B); per tile two run starts and a
- * count (12 B). About 16.1 B/cell + 36 B/agent. */
+ * count (12 B). About 16.1 B/cell + 36 B/agent. The read-back rings of batched steps
+ * (gpu_step_batch): SIM_STEP_BATCH_MAX control blocks on the device and pinned (10 KB each, in
+ * create) and, taken on first use, column sums for the steps of a batch that want statistics
+ * (8 B/column per slot, device and pinned, up to SIM_STEP_BATCH_MAX slots). */
 #ifndef GPU_STATE_H
 #define GPU_STATE_H
 
@@ -63,20 +66,71 @@ typedef struct gpu_state {
     unsigned long long dev_step;
     int dev_step_ok;
 
-    /* Captured steps: [current field is d_buf[1]][current bins are set 1][with statistics]. */
-    cudaGraphExec_t graph[2][2][2];
+    /* Read-back rings of a batch (gpu_step_batch): step k of a chunk leaves its control block
+     * in slot k, and the j-th step that wants statistics its column sums in slot j; the graph
+     * stores them there (gpu_stats_ring_store) at positions it reads from d_ring_pos, which the
+     * host zeroes before each chunk. The column-sum ring has ring_cap slots (0 until a batch
+     * with statistics asks; grown, never shrunk). */
+    gpu_ctl *d_ctl_ring, *h_ctl_ring;          /* SIM_STEP_BATCH_MAX each, h_ pinned */
+    unsigned *d_ring_pos;                      /* [0] control slot, [1] column-sum slot */
+    double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
+    int ring_cap;
+
+    /* Captured steps: [current field is d_buf[1]][current bins are set 1][with statistics]
+     * [batched: results into the rings instead of to the host]; and runs of batched steps,
+     * gpu_step_graph_steps() of them in one graph, all with or all without statistics. */
+    cudaGraphExec_t graph[2][2][2][2];
+    cudaGraphExec_t graph_run[2][2][2];
     int graph_nodes, graph_kernels; /* of the last capture */
     size_t bytes; /* device bytes allocated */
 } gpu_state;
 
 /* Enqueues one whole step on st->stream (the step index is read from d_ctl->step), starting from
- * the field in *cur and leaving the result in *cur (the buffers may swap). Used eagerly and under
- * graph capture alike; allocates nothing. */
-int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, sim_err *err);
+ * the field in *cur and leaving the result in *cur (the buffers may swap). Its results (the
+ * control block, the column sums when want_stats) end in st->h_pin and st->h_colsum, or with
+ * `batched` in the next slots of the read-back rings; a batched step expects the control block's
+ * outputs zeroed and leaves them so (gpu_stats_ring_store). Used eagerly and under graph capture
+ * alike; allocates nothing. */
+int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
+                     sim_err *err);
 
 /* The backend's step: uploads the step index, launches the captured graph (captured on first
  * use), reads back moved and, when asked, the statistics. */
 int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err);
+
+/* The backend's step_batch (sim_backend.h): n steps' graphs queued back to back on st->stream,
+ * each storing its results into the rings, then one copy of the rings to pinned memory and one
+ * synchronisation; out[k] as gpu_step_run would give it, bit for bit. The column-sum ring is
+ * taken or grown here, for the steps of the batch that want statistics; when that memory is
+ * not there, the batch runs in smaller chunks, and a step with statistics through gpu_step_run
+ * when not even one slot can be had: slower, never an error. out[k].step and .agents are the
+ * caller's. */
+int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
+                   sim_err *err);
+
+/* The pieces of a step both paths share (gpu_step.cu):
+ *   gpu_step_upload: queues the upload of the step index when the device does not hold it
+ *                    (first step, resume, no agents) and marks it unknown until gpu_step_ran;
+ *   gpu_step_launch: launches the captured graph of the current (field buffer, bins) with or
+ *                    without statistics, per step or batched (captured on first use), and moves
+ *                    the host's view on to the state after that step (buffer swap, bins set), so
+ *                    that the next launch picks the right graph before this one has run;
+ *   gpu_step_ran:    after a synchronisation: n steps from `step` are done;
+ *   gpu_step_stats:  a step's sim_stats from its control block and column sums (w, summed in
+ *                    column order as the CPU does; not read without want_stats). */
+int gpu_step_upload(gpu_state *st, int64_t step, sim_err *err);
+int gpu_step_launch(gpu_state *st, int want_stats, int batched, sim_err *err);
+/* gpu_step_launch of gpu_step_graph_steps() batched steps, all with or all without statistics,
+ * as one graph (captured on first use). */
+int gpu_step_launch_run(gpu_state *st, int want_stats, sim_err *err);
+int gpu_step_graph_steps(const gpu_state *st);
+void gpu_step_ran(gpu_state *st, int64_t step, int n);
+void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, const double *colsum, int want_stats,
+                    sim_stats *out);
+
+/* Allocates the control-block rings (create); frees every ring (destroy). */
+int gpu_step_rings_alloc(gpu_state *st, sim_err *err);
+void gpu_step_rings_free(gpu_state *st);
 
 /* Phases of the step, enqueued on st->stream (gpu_step_enqueue runs them in order; the bench
  * also times them one by one):
@@ -88,8 +142,10 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
 int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err);
 int gpu_step_folds(const gpu_state *st);
 
-/* Drops the captured graphs (after a change of tuning or pointers). */
+/* Drops the captured graphs (after a change of tuning or pointers); _ring only the batched ones
+ * with statistics (single steps and runs), which hold the column-sum ring's address. */
 void gpu_step_forget(gpu_state *st);
+void gpu_step_forget_ring(gpu_state *st);
 
 /* Clears the claim words, marks the agents' cells in the occupancy bitmap and bins the agents
  * by tile into set 0 (create). */

@@ -153,6 +153,37 @@ __global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, 
     commit_sum_max(cs, 0, ctl, 1);
 }
 
+/* Thread mapping: one block; thread 0 copies the control block, zeroes its outputs and moves
+ * the positions, every thread copies columns x = threadIdx.x + k * blockDim.x. No shared memory
+ * but two words. */
+__global__ void st_ring_kernel(gpu_ctl *ctl, const double *__restrict__ colsum, int w,
+                               gpu_ctl *ctl_ring, double *colsum_ring, unsigned *pos)
+{
+    __shared__ unsigned s_pos[2];
+    if (threadIdx.x == 0) {
+        s_pos[0] = pos[0];
+        s_pos[1] = pos[1];
+    }
+    __syncthreads();
+    if (colsum_ring) {
+        double *dst = colsum_ring + (size_t)s_pos[1] * (size_t)w;
+        for (int x = threadIdx.x; x < w; x += blockDim.x)
+            dst[x] = colsum[x];
+    }
+    if (threadIdx.x == 0) {
+        ctl_ring[s_pos[0]] = *ctl;
+        /* what ctl_reset_kernel does at the start of a step, done here for the next one */
+        ctl->moved = 0;
+        ctl->checksum = 0;
+        ctl->max_key = 0;
+        ctl->residual = 0;
+        ctl->queue = 0;
+        pos[0] = s_pos[0] + 1;
+        if (colsum_ring)
+            pos[1] = s_pos[1] + 1;
+    }
+}
+
 static unsigned grid_for(int64_t n)
 {
     int64_t b = (n + GPU_EW_THREADS - 1) / GPU_EW_THREADS;
@@ -191,6 +222,16 @@ int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStr
     if (n <= 0)
         return SIM_OK;
     st_agents_kernel<<<grid_for(n), GPU_EW_THREADS, 0, s>>>(d_cells, n, d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
+                         double *colsum_ring, unsigned *pos, cudaStream_t s, sim_err *err)
+{
+    /* 512 threads: one load each at the default width, 8 at 4096 columns; the kernel is a few
+     * microseconds of latency either way, beside a field pass of the statistics. */
+    st_ring_kernel<<<1, 512, 0, s>>>(d_ctl, d_colsum, w, ctl_ring, colsum_ring, pos);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -42,4 +42,14 @@ int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStrea
 int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStream_t s,
                      sim_err *err);
 
+/* Stores a step's results into slots of the read-back rings of a batch (gpu_step_batch):
+ * ctl_ring[pos[0]] = *d_ctl, and when colsum_ring is not NULL, colsum_ring[pos[1] * w ..] = the
+ * w column sums; then zeroes d_ctl's outputs as gpu_ctl_reset does (the next step of the batch
+ * starts without a reset of its own), and pos[0] and (with column sums) pos[1] advance by one.
+ * The slots come from device memory, not from the launch, so that the one captured graph of a
+ * step serves every slot; the host zeroes pos before a batch. One block: the positions are read
+ * and advanced by the same thread, in the order of the stream. */
+int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
+                         double *colsum_ring, unsigned *pos, cudaStream_t s, sim_err *err);
+
 #endif

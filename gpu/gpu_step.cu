@@ -20,7 +20,8 @@
  * into the other set of bins. This file holds the step's own kernels (move, occupancy marks) and
  * the orchestration: the order of the phases, the graphs, the read-back of the statistics.
  *
- * The step's launches are captured once per (field buffer, bins set, statistics) and replayed.
+ * The step's launches are captured once per (field buffer, bins set, statistics, per step or
+ * batched) and replayed; batches (gpu_step_batch.cu) may also capture runs of several steps.
  * The step index lives in d_ctl->step, which the graph advances (in the scan kernel, after the
  * decide kernel has read it), so the host uploads it only when it differs (first step, resume);
  * the control block comes back by a copy inside the graph. */
@@ -178,11 +179,15 @@ int gpu_step_folds(const gpu_state *st)
     return st->n > 0 && gpu_jacobi_first_pass(st->sc.sweeps, st->tune.fuse_max) >= 2;
 }
 
-int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, sim_err *err)
+int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
+                     sim_err *err)
 {
     cudaStream_t s = st->stream;
     const int fold = gpu_step_folds(st);
-    GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* also zeroes the tile queue */
+    /* Also zeroes the tile queue. A batched step finds the control block zeroed by the one
+     * before it (gpu_stats_ring_store) or by gpu_step_batch: one kernel less on its path. */
+    if (!batched)
+        GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err));
     if (st->n > 0) {
         GPU_TRY(gpu_step_decide(st, *cur, 1, err));
         GPU_TRY(gpu_step_move(st, *cur, fold, err));
@@ -202,6 +207,10 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
         GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
     }
+    if (batched)
+        return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,
+                                    want_stats ? st->d_colsum_ring : NULL, st->d_ring_pos, s,
+                                    err);
     GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     if (want_stats)
@@ -214,11 +223,30 @@ void gpu_step_forget(gpu_state *st)
 {
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            for (int k = 0; k < 2; k++) {
-                if (st->graph[i][j][k])
-                    cudaGraphExecDestroy(st->graph[i][j][k]);
-                st->graph[i][j][k] = NULL;
+            for (int k = 0; k < 2; k++)
+            {
+                for (int b = 0; b < 2; b++) {
+                    if (st->graph[i][j][k][b])
+                        cudaGraphExecDestroy(st->graph[i][j][k][b]);
+                    st->graph[i][j][k][b] = NULL;
+                }
+                if (st->graph_run[i][j][k])
+                    cudaGraphExecDestroy(st->graph_run[i][j][k]);
+                st->graph_run[i][j][k] = NULL;
             }
+}
+
+void gpu_step_forget_ring(gpu_state *st)
+{
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            if (st->graph[i][j][1][1])
+                cudaGraphExecDestroy(st->graph[i][j][1][1]);
+            st->graph[i][j][1][1] = NULL;
+            if (st->graph_run[i][j][1])
+                cudaGraphExecDestroy(st->graph_run[i][j][1]);
+            st->graph_run[i][j][1] = NULL;
+        }
 }
 
 /* Nodes and kernel nodes of a captured step (the bench prints them). */
@@ -247,13 +275,25 @@ static void count_nodes(gpu_state *st, cudaGraph_t g)
     free(nodes);
 }
 
-/* Captures the step that starts from the current buffer and bins, with or without statistics. */
-static int capture(gpu_state *st, int want_stats, cudaGraphExec_t *out, sim_err *err)
+/* Captures `steps` steps (1, or a run of batched ones) that start from the current buffer and
+ * bins, with or without statistics, reading back to the host or into the rings. The host's view
+ * of the bins is moved on between the steps while they are captured and put back after. The
+ * stream may hold queued work (a batch captures between its launches): that work is not part of
+ * the capture. */
+static int capture(gpu_state *st, int want_stats, int batched, int steps, cudaGraphExec_t *out,
+                   sim_err *err)
 {
     float *cur = st->d_field, *other = st->d_spare;
+    const int bins = st->ab.cur;
     cudaGraph_t g = NULL;
     GPU_CHECK(err, cudaStreamBeginCapture(st->stream, cudaStreamCaptureModeThreadLocal));
-    int rc = gpu_step_enqueue(st, &cur, &other, want_stats, err);
+    int rc = SIM_OK;
+    for (int i = 0; i < steps && rc == SIM_OK; i++) {
+        rc = gpu_step_enqueue(st, &cur, &other, want_stats, batched, err);
+        if (st->n > 0)
+            st->ab.cur ^= 1; /* the step filled the other set */
+    }
+    st->ab.cur = bins;
     cudaError_t e = cudaStreamEndCapture(st->stream, &g);
     if (rc != SIM_OK) {
         if (g)
@@ -263,7 +303,8 @@ static int capture(gpu_state *st, int want_stats, cudaGraphExec_t *out, sim_err 
     }
     if (e != cudaSuccess)
         return gpu_fail(err, e, __FILE__, __LINE__, "cudaStreamEndCapture");
-    count_nodes(st, g);
+    if (!batched)
+        count_nodes(st, g);
     e = cudaGraphInstantiate(out, g, 0);
     cudaGraphDestroy(g);
     if (e != cudaSuccess)
@@ -271,29 +312,10 @@ static int capture(gpu_state *st, int want_stats, cudaGraphExec_t *out, sim_err 
     return SIM_OK;
 }
 
-int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err)
+/* The host's view after one step: the graph ran gpu_jacobi_passes() passes, each swapping the
+ * buffers, and filled the other set of bins. */
+static void advance(gpu_state *st)
 {
-    want_stats = want_stats != 0;
-    const int parity = st->d_field == st->d_buf[1];
-    cudaGraphExec_t *ge = &st->graph[parity][st->ab.cur][want_stats];
-    if (!*ge)
-        GPU_TRY(capture(st, want_stats, ge, err));
-
-    if (!st->dev_step_ok || st->dev_step != (unsigned long long)step) {
-        st->h_pin->step = (unsigned long long)step;
-        GPU_CHECK(err, cudaMemcpyAsync(&st->d_ctl->step, &st->h_pin->step,
-                                       sizeof st->h_pin->step, cudaMemcpyHostToDevice,
-                                       st->stream));
-    }
-    st->dev_step_ok = 0; /* until the step is known to have run */
-    GPU_CHECK(err, cudaGraphLaunch(*ge, st->stream));
-    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
-    /* The graph advanced d_ctl->step when it binned agents (n > 0). */
-    st->dev_step = (unsigned long long)step + (st->n > 0 ? 1ull : 0ull);
-    st->dev_step_ok = 1;
-
-    /* The graph ran gpu_jacobi_passes() passes, each swapping the buffers, and filled the other
-     * set of bins. */
     if (st->sc.sweeps > 0 && gpu_jacobi_passes(st->sc.sweeps, st->tune.fuse_max) % 2) {
         float *t = st->d_field;
         st->d_field = st->d_spare;
@@ -301,19 +323,85 @@ int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, si
     }
     if (st->n > 0)
         st->ab.cur ^= 1;
-    const gpu_ctl *c = &st->h_pin->ctl;
-    out->moved = (int64_t)c->moved;
-    if (want_stats) {
-        double total = 0.0;
-        for (int x = 0; x < st->w; x++)
-            total += st->h_colsum[x];
-        float res;
-        memcpy(&res, &c->residual, sizeof res);
-        out->field_total = total;
-        out->field_mean = total / (double)st->cells;
-        out->field_max = gpu_float_from_key(c->max_key);
-        out->residual = res;
-        out->checksum = c->checksum;
+}
+
+int gpu_step_launch(gpu_state *st, int want_stats, int batched, sim_err *err)
+{
+    want_stats = want_stats != 0;
+    batched = batched != 0;
+    const int parity = st->d_field == st->d_buf[1];
+    cudaGraphExec_t *ge = &st->graph[parity][st->ab.cur][want_stats][batched];
+    if (!*ge)
+        GPU_TRY(capture(st, want_stats, batched, 1, ge, err));
+    GPU_CHECK(err, cudaGraphLaunch(*ge, st->stream));
+    advance(st); /* the next launch picks its graph by the state after this step */
+    return SIM_OK;
+}
+
+int gpu_step_graph_steps(const gpu_state *st)
+{
+    return st->tune.steps_per_graph > 0 ? st->tune.steps_per_graph : GPU_BATCH_GRAPH_STEPS;
+}
+
+int gpu_step_launch_run(gpu_state *st, int want_stats, sim_err *err)
+{
+    want_stats = want_stats != 0;
+    const int steps = gpu_step_graph_steps(st);
+    const int parity = st->d_field == st->d_buf[1];
+    cudaGraphExec_t *ge = &st->graph_run[parity][st->ab.cur][want_stats];
+    if (!*ge)
+        GPU_TRY(capture(st, want_stats, 1, steps, ge, err));
+    GPU_CHECK(err, cudaGraphLaunch(*ge, st->stream));
+    for (int i = 0; i < steps; i++)
+        advance(st);
+    return SIM_OK;
+}
+
+int gpu_step_upload(gpu_state *st, int64_t step, sim_err *err)
+{
+    if (!st->dev_step_ok || st->dev_step != (unsigned long long)step) {
+        st->h_pin->step = (unsigned long long)step;
+        GPU_CHECK(err, cudaMemcpyAsync(&st->d_ctl->step, &st->h_pin->step,
+                                       sizeof st->h_pin->step, cudaMemcpyHostToDevice,
+                                       st->stream));
     }
+    st->dev_step_ok = 0; /* until the steps are known to have run */
+    return SIM_OK;
+}
+
+void gpu_step_ran(gpu_state *st, int64_t step, int n)
+{
+    /* The graph advances d_ctl->step when it bins agents (n > 0); without agents nothing reads
+     * it, and the next step uploads it again. */
+    st->dev_step = (unsigned long long)(step + n);
+    st->dev_step_ok = st->n > 0;
+}
+
+void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, const double *colsum, int want_stats,
+                    sim_stats *out)
+{
+    out->moved = (int64_t)c->moved;
+    if (!want_stats)
+        return;
+    /* Columns in order, as sim_cpu.c adds them. */
+    double total = 0.0;
+    for (int x = 0; x < st->w; x++)
+        total += colsum[x];
+    float res;
+    memcpy(&res, &c->residual, sizeof res);
+    out->field_total = total;
+    out->field_mean = total / (double)st->cells;
+    out->field_max = gpu_float_from_key(c->max_key);
+    out->residual = res;
+    out->checksum = c->checksum;
+}
+
+int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err)
+{
+    GPU_TRY(gpu_step_upload(st, step, err));
+    GPU_TRY(gpu_step_launch(st, want_stats, 0, err));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    gpu_step_ran(st, step, 1);
+    gpu_step_stats(st, &st->h_pin->ctl, st->h_colsum, want_stats, out);
     return SIM_OK;
 }

@@ -42,6 +42,7 @@ static int check_ops(const sim_backend_ops *ops, sim_err *err)
                           : !ops->create      ? "create"
                           : !ops->destroy     ? "destroy"
                           : !ops->step        ? "step"
+                          : !ops->step_batch  ? "step_batch"
                           : !ops->read_field  ? "read_field"
                           : !ops->read_agents ? "read_agents"
                           : !ops->checksum    ? "checksum"
@@ -135,6 +136,26 @@ int sim_step(sim *s, int want_stats, sim_stats *st)
     s->step++;
     st->step = s->step;
     st->agents = s->n_agents;
+    return SIM_OK;
+}
+
+int sim_step_batch(sim *s, int n, const uint8_t *want_stats, sim_stats *out)
+{
+    if (n < 1 || n > SIM_STEP_BATCH_MAX)
+        return sim_err_set(&s->err, SIM_EINVAL, "step_batch: n = %d (allowed 1 .. %d)", n,
+                           SIM_STEP_BATCH_MAX);
+    if (!out)
+        return sim_err_set(&s->err, SIM_EINVAL, "step_batch: NULL output");
+    memset(out, 0, (size_t)n * sizeof *out);
+    int rc = s->ops->step_batch(s->impl, s->step, n, want_stats, out, &s->err);
+    if (rc != SIM_OK)
+        return rc;
+    /* What sim_step sets itself, whatever the backend wrote there. */
+    for (int k = 0; k < n; k++) {
+        out[k].step = s->step + k + 1;
+        out[k].agents = s->n_agents;
+    }
+    s->step += n;
     return SIM_OK;
 }
 

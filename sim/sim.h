@@ -34,6 +34,17 @@ void sim_destroy(sim *s); /* NULL is a no-op */
  * message is in sim_errmsg(s) and the simulation must not be stepped again. */
 int sim_step(sim *s, int want_stats, sim_stats *st);
 
+/* Advances n steps (1 <= n <= SIM_STEP_BATCH_MAX) as n calls of sim_step would, with
+ * want_stats[k] for step k of the batch (want_stats may be NULL: no statistics); out[k] (n
+ * entries) gets what sim_step would have given for that step, bit for bit (step, agents and
+ * moved always; the rest when wanted, else 0). The step counter advances by n. The CUDA backend
+ * queues the n steps without waiting for the device in between and reads every `moved` and
+ * statistic back at the end: the way to run many small steps fast. The caller decides where a
+ * batch ends (a frame, a checkpoint, an event: anything that needs the state in between).
+ * SIM_EINVAL (nothing stepped) for n out of range or a NULL out; on any other failure the
+ * message is in sim_errmsg(s) and the simulation must not be stepped again. */
+int sim_step_batch(sim *s, int n, const uint8_t *want_stats, sim_stats *out);
+
 int sim_read_field(sim *s, float *out);      /* width*height floats */
 int sim_read_agents(sim *s, uint32_t *out);  /* sim_agent_count() cell indices */
 int sim_checksum(sim *s, uint64_t *out);

@@ -27,8 +27,13 @@ typedef struct sim_stats {
  * against an older sim_backend.h cannot be handed members it does not have. Raise it whenever a
  * member is added, removed, reordered or changes its contract.
  *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose.
- *   2: + region_sums, read_cells, agent_cells. */
-#define SIM_BACKEND_VERSION 2
+ *   2: + region_sums, read_cells, agent_cells.
+ *   3: + step_batch. */
+#define SIM_BACKEND_VERSION 3
+
+/* The most steps one step_batch call (and sim_step_batch) may advance. A backend may size
+ * buffers by it (the CUDA backend's read-back rings: 256 control blocks of 40 bytes). */
+#define SIM_STEP_BATCH_MAX 256
 
 /* A backend instance is an opaque pointer created by `create`. Every function returns a
  * sim_status and writes one line into err on failure. State: the field (width*height floats,
@@ -37,6 +42,14 @@ typedef struct sim_stats {
  * Contract of `step`: advance from step index `step` (steps completed before) by one step of
  * DESIGN.md (sense, decide, move, deposit, diffuse, decay). When want_stats is non-zero, fill
  * every field of st, otherwise only st->moved (st may not be NULL).
+ *
+ * Contract of `step_batch`: advance n steps (1 <= n <= SIM_STEP_BATCH_MAX) from step index
+ * `step`, exactly as n calls of `step` with steps step, step+1, ... would: the same state after
+ * it, and in out[k] (zeroed by the caller) what `step` would have filled for step k of the batch
+ * with want_stats[k] (want_stats NULL: no statistics for any step). It exists so that a backend
+ * whose steps run asynchronously (CUDA) can queue them back to back and read `moved` and the
+ * statistics back once, instead of waiting for the device after every step. On failure the
+ * state is undefined (some steps may have run), as after a failed `step`.
  *
  * Tables are written with designated initializers (member by member in C++), so that a member
  * added later cannot shift the others. Every member but `compose` must be set. */
@@ -47,6 +60,8 @@ typedef struct sim_backend_ops {
                   int64_t n_agents, int threads, void **out, sim_err *err);
     void (*destroy)(void *b); /* NULL is a no-op */
     int (*step)(void *b, int64_t step, int want_stats, sim_stats *st, sim_err *err);
+    int (*step_batch)(void *b, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
+                      sim_err *err);
     int (*read_field)(void *b, float *out, sim_err *err);
     int (*read_agents)(void *b, uint32_t *cells, sim_err *err);
     int (*checksum)(void *b, uint64_t *out, sim_err *err);

@@ -305,6 +305,18 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
     return SIM_OK;
 }
 
+/* Nothing to gain from batching on the host: the steps one after another. */
+static int cpu_step_batch(void *p, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
+                          sim_err *err)
+{
+    for (int k = 0; k < n; k++) {
+        int rc = cpu_step(p, step + k, want_stats && want_stats[k], &out[k], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
 static int cpu_read_field(void *p, float *out, sim_err *err)
 {
     (void)err;
@@ -413,6 +425,7 @@ static const sim_backend_ops cpu_ops = {
     .create = cpu_create,
     .destroy = cpu_destroy,
     .step = cpu_step,
+    .step_batch = cpu_step_batch,
     .read_field = cpu_read_field,
     .read_agents = cpu_read_agents,
     .checksum = cpu_checksum,

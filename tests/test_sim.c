@@ -2,8 +2,9 @@
  * gives the bytes of the old host path (read the field and agents, render_frame_occupancy,
  * render_field_max, render_frame_compose) for an odd-sized world, every layer, fitted and
  * zoomed views and both range modes; a backend with a compose op is called instead of the host
- * path; bad views are refused; and a backend table of another version, or one missing a member,
- * is refused before anything is built. */
+ * path; bad views are refused; a backend table of another version, or one missing a member,
+ * is refused before anything is built; and sim_step_batch gives what sim_step gives, step for
+ * step, and refuses lengths outside 1 .. SIM_STEP_BATCH_MAX. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -239,11 +240,119 @@ static void test_backend_table_is_checked(void **state)
     ops = *sim_cpu_backend();
     ops.paint = NULL;
     expect_refused(&ops, "no paint");
+    ops = *sim_cpu_backend();
+    ops.step_batch = NULL;
+    expect_refused(&ops, "no step_batch");
     expect_refused(NULL, "no backend table");
     /* compose is the one optional member */
     ops = *sim_cpu_backend();
     assert_null(ops.compose);
     sim *s = make(&ops, 0);
+    sim_destroy(s);
+}
+
+/* Field by field, so that a failure says which; then the bytes (both were zeroed first). */
+static void expect_same_stats(const sim_stats *a, const sim_stats *b, const char *what, int k)
+{
+    if (a->step != b->step || a->agents != b->agents || a->moved != b->moved ||
+        a->checksum != b->checksum || a->field_max != b->field_max ||
+        a->residual != b->residual || a->field_total != b->field_total ||
+        a->field_mean != b->field_mean)
+        fail_msg("%s: step %lld (batch index %d): step %lld/%lld moved %lld/%lld checksum "
+                 "%016llx/%016llx total %.17g/%.17g max %.9g/%.9g residual %.9g/%.9g", what,
+                 (long long)a->step, k, (long long)a->step, (long long)b->step,
+                 (long long)a->moved, (long long)b->moved, (unsigned long long)a->checksum,
+                 (unsigned long long)b->checksum, a->field_total, b->field_total,
+                 (double)a->field_max, (double)b->field_max, (double)a->residual,
+                 (double)b->residual);
+    assert_memory_equal(a, b, sizeof *a);
+}
+
+/* sim_step_batch on the CPU backend gives, step for step, what sim_step gives: batch lengths 1,
+ * 2, 7, 64 and 256 with statistics never, always, on alternate steps, at random and (NULL) not
+ * at all; the step counter advances by n; the state afterwards is the same. */
+static void test_step_batch_matches_steps(void **state)
+{
+    (void)state;
+    sim *one = make(sim_cpu_backend(), 0), *many = make(sim_cpu_backend(), 0);
+    static const int lengths[] = {1, 2, 7, 64, 256, 3};
+    static uint8_t want[SIM_STEP_BATCH_MAX];
+    static sim_stats got[SIM_STEP_BATCH_MAX];
+    hz_rng rng = {0xBA7C4ull};
+    for (int li = 0; li < 6; li++) {
+        for (int pattern = 0; pattern < 5; pattern++) {
+            const int n = lengths[li];
+            for (int k = 0; k < n; k++)
+                want[k] = pattern == 0   ? 0
+                          : pattern == 1 ? 1
+                          : pattern == 2 ? (uint8_t)(k % 2)
+                                         : (uint8_t)(hz_below(&rng, 3) == 0);
+            const uint8_t *w = pattern == 4 ? NULL : want;
+            const int64_t before = sim_steps_done(many);
+            if (sim_step_batch(many, n, w, got) != SIM_OK)
+                fail_msg("batch of %d: %s", n, sim_errmsg(many));
+            assert_int_equal(sim_steps_done(many), before + n);
+            for (int k = 0; k < n; k++) {
+                sim_stats ref;
+                assert_int_equal(sim_step(one, w ? w[k] : 0, &ref), SIM_OK);
+                char what[64];
+                snprintf(what, sizeof what, "batch of %d, pattern %d", n, pattern);
+                expect_same_stats(&ref, &got[k], what, k);
+            }
+        }
+    }
+    uint64_t a = 0, b = 1;
+    assert_int_equal(sim_checksum(one, &a), SIM_OK);
+    assert_int_equal(sim_checksum(many, &b), SIM_OK);
+    assert_int_equal(a, b);
+    sim_destroy(one);
+    sim_destroy(many);
+}
+
+static void test_step_batch_refuses_bad_lengths(void **state)
+{
+    (void)state;
+    sim *s = make(sim_cpu_backend(), 2);
+    static sim_stats out[SIM_STEP_BATCH_MAX + 1];
+    static const int bad[] = {0, -1, SIM_STEP_BATCH_MAX + 1, 1 << 30};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sim_step_batch(s, bad[i], NULL, out), SIM_EINVAL);
+        hz_assert_contains(sim_errmsg(s), "step_batch: n = ");
+        assert_int_equal(sim_steps_done(s), 2);
+    }
+    assert_int_equal(sim_step_batch(s, 4, NULL, NULL), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "NULL output");
+    assert_int_equal(sim_steps_done(s), 2);
+    /* the limit itself is fine */
+    assert_int_equal(sim_step_batch(s, SIM_STEP_BATCH_MAX, NULL, out), SIM_OK);
+    assert_int_equal(sim_steps_done(s), 2 + SIM_STEP_BATCH_MAX);
+    assert_int_equal(out[SIM_STEP_BATCH_MAX - 1].step, 2 + SIM_STEP_BATCH_MAX);
+    assert_int_equal(out[0].step, 3);
+    assert_int_equal(out[0].agents, sim_agent_count(s));
+    sim_destroy(s);
+}
+
+/* A backend's failure inside a batch comes back with its message. */
+static int failing_batch(void *b, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                         sim_err *err)
+{
+    (void)b;
+    (void)n;
+    (void)want;
+    (void)out;
+    return sim_err_set(err, SIM_EDEVICE, "the batch from step %lld fell over", (long long)step);
+}
+
+static void test_step_batch_failure(void **state)
+{
+    (void)state;
+    sim_backend_ops ops = *sim_cpu_backend();
+    ops.step_batch = failing_batch;
+    sim *s = make(&ops, 1);
+    sim_stats out[4];
+    assert_int_equal(sim_step_batch(s, 4, NULL, out), SIM_EDEVICE);
+    hz_assert_contains(sim_errmsg(s), "the batch from step 1 fell over");
+    assert_int_equal(sim_steps_done(s), 1);
     sim_destroy(s);
 }
 
@@ -254,6 +363,9 @@ int main(void)
         cmocka_unit_test(test_compose_uses_the_backend_op),
         cmocka_unit_test(test_compose_refuses_bad_views),
         cmocka_unit_test(test_backend_table_is_checked),
+        cmocka_unit_test(test_step_batch_matches_steps),
+        cmocka_unit_test(test_step_batch_refuses_bad_lengths),
+        cmocka_unit_test(test_step_batch_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,235 @@
+/* app_bench_batch.c - the batched-steps section of `horizon bench` (CUDA): steps/s of small
+ * worlds with a host wait after every step (sim_step, the baseline) against batches of
+ * BATCH steps (sim_step_batch), and the cost of statistics every step in batches, on the
+ * default and the large scenario; each with the target of issue 11 and met/missed. Every
+ * figure is the median of repeats that interleave the variants (on one instance, two for the
+ * runs-of-steps variant), in this process, so that they see the same GPU clocks and neighbours. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#ifdef HORIZON_HAVE_CUDA
+#include "gpu_backend.h"
+#endif
+
+enum { BATCH = 64 }; /* steps a batch in this section */
+
+/* The variants timed on each world: sim_step; batches with the default tuning (one step a
+ * graph), without and with statistics; and batches whose runs of 8 steps are one graph each
+ * (gpu_tuning.steps_per_graph = 8, on an instance of its own). */
+enum { PER_STEP, BATCHED, BATCHED_STATS, BATCHED_RUNS, VARIANTS };
+enum { RUN_STEPS = 8 };
+
+typedef struct bench_world {
+    const char *name;
+    sim_scenario sc;
+    int steps;           /* steps a timed repeat */
+    int variants;        /* which are timed: bit v for variant v */
+    double target;       /* batched steps/s to reach (0: none) */
+    double rate[VARIANTS]; /* medians, steps/s */
+} bench_world;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* `steps` steps of one variant (BATCHED_RUNS is BATCHED on another instance); the rate in
+ * steps/s. */
+static int time_variant(sim *s, int variant, int steps, double *rate)
+{
+    static uint8_t all[BATCH];
+    sim_stats out[BATCH];
+    memset(all, 1, sizeof all);
+    double t0 = app_now();
+    for (int done = 0; done < steps;) {
+        int rc;
+        if (variant == PER_STEP) {
+            rc = sim_step(s, 0, out);
+            done++;
+        } else {
+            int n = steps - done < BATCH ? steps - done : BATCH;
+            rc = sim_step_batch(s, n, variant == BATCHED_STATS ? all : NULL, out);
+            done += n;
+        }
+        if (rc != SIM_OK)
+            return rc;
+    }
+    double t = app_now() - t0;
+    *rate = t > 0 ? steps / t : 0.0;
+    return SIM_OK;
+}
+
+/* Medians of `reps` interleaved repeats of w's variants, after a warm-up that captures every
+ * graph they use: BATCHED_RUNS on an instance tuned to runs of RUN_STEPS steps a graph, the
+ * others on one with the default tuning. */
+static int measure(const sim_backend_ops *ops, bench_world *w, int reps, sim_err *err)
+{
+    sim *s[2] = {NULL, NULL};
+    int rc = sim_create(&w->sc, ops, 0, &s[0], err);
+    if (rc == SIM_OK && (w->variants & (1 << BATCHED_RUNS)))
+        rc = sim_create(&w->sc, ops, 0, &s[1], err);
+#ifdef HORIZON_HAVE_CUDA
+    if (rc == SIM_OK && s[1] && strcmp(ops->name, "cuda") == 0) {
+        gpu_tuning runs = {0, 0, 0, RUN_STEPS};
+        rc = gpu_tune(s[1], &runs, err);
+    }
+#endif
+    if (rc != SIM_OK) {
+        sim_destroy(s[0]);
+        return rc;
+    }
+    double t[VARIANTS][16];
+    int failed = -1; /* the instance whose step failed */
+    for (int v = 0; v < VARIANTS && rc == SIM_OK; v++)
+        if (w->variants & (1 << v)) {
+            failed = v == BATCHED_RUNS;
+            rc = time_variant(s[failed], v, 2 * BATCH + 2, &w->rate[v]); /* both parities */
+        }
+    for (int r = 0; r < reps && rc == SIM_OK; r++)
+        for (int v = 0; v < VARIANTS && rc == SIM_OK; v++)
+            if (w->variants & (1 << v)) {
+                failed = v == BATCHED_RUNS;
+                rc = time_variant(s[failed], v, w->steps, &t[v][r]);
+            }
+    if (rc != SIM_OK) {
+        sim_err_set(err, rc, "%s: %s", w->name, sim_errmsg(s[failed]));
+    } else {
+        for (int v = 0; v < VARIANTS; v++)
+            if (w->variants & (1 << v)) {
+                qsort(t[v], (size_t)reps, sizeof t[v][0], cmp_double);
+                w->rate[v] = reps % 2 ? t[v][reps / 2]
+                                      : 0.5 * (t[v][reps / 2 - 1] + t[v][reps / 2]);
+            }
+    }
+    sim_destroy(s[0]);
+    sim_destroy(s[1]);
+    return rc;
+}
+
+/* The same steps, with statistics every step, through sim_step and through batches of BATCH on
+ * two instances: every row equal (moved, checksum, sums). */
+static int rows_equal(const sim_backend_ops *ops, const sim_scenario *sc, int *equal,
+                      sim_err *err)
+{
+    sim *a = NULL, *b = NULL;
+    int rc = sim_create(sc, ops, 0, &a, err);
+    if (rc == SIM_OK)
+        rc = sim_create(sc, ops, 0, &b, err);
+    static uint8_t all[BATCH];
+    sim_stats out[BATCH], one;
+    memset(all, 1, sizeof all);
+    *equal = 1;
+    for (int batch = 0; batch < 3 && rc == SIM_OK; batch++) {
+        if ((rc = sim_step_batch(b, BATCH, all, out)) != SIM_OK) {
+            sim_err_set(err, rc, "%s", sim_errmsg(b));
+            break;
+        }
+        for (int k = 0; k < BATCH && rc == SIM_OK; k++) {
+            if ((rc = sim_step(a, 1, &one)) != SIM_OK)
+                sim_err_set(err, rc, "%s", sim_errmsg(a));
+            else if (memcmp(&one, &out[k], sizeof one) != 0)
+                *equal = 0;
+        }
+    }
+    sim_destroy(a);
+    sim_destroy(b);
+    return rc;
+}
+
+static int set_all(sim_scenario *sc, const char *const *kv, sim_err *err)
+{
+    sim_scenario_defaults(sc);
+    int rc = sim_scenario_parse_string(sc, sim_scenario_builtin_text(), "default.ini", err);
+    for (; rc == SIM_OK && *kv; kv++)
+        rc = sim_scenario_set(sc, *kv, err);
+    return rc;
+}
+
+int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *err)
+{
+    /* assets/scenarios/large.ini (at 2048^2 with the same density in quick mode) */
+    static const char *const large_keys[] = {
+        "world.boundary=periodic", "field.diffusion=0.5", "field.sweeps=2", "field.decay=0.01",
+        "field.init_noise=1", "agents.radius=8", "agents.deposit=1", "agents.noise=0.05",
+        "run.seed=7", "world.width=4096", "world.height=4096", "agents.count=1048576", NULL};
+    static const char *const large_quick[] = {
+        "world.boundary=periodic", "field.diffusion=0.5", "field.sweeps=2", "field.decay=0.01",
+        "field.init_noise=1", "agents.radius=8", "agents.deposit=1", "agents.noise=0.05",
+        "run.seed=7", "world.width=2048", "world.height=2048", "agents.count=262144", NULL};
+    static const char *const small_keys[] = {"world.width=64", "world.height=64",
+                                             "agents.count=-1", "agents.density=0.1", NULL};
+    static const char *const none[] = {NULL};
+    const int all = (1 << PER_STEP) | (1 << BATCHED) | (1 << BATCHED_STATS) | (1 << BATCHED_RUNS);
+    const int two = (1 << BATCHED) | (1 << BATCHED_STATS);
+    bench_world w[3] = {
+        {"default 512x512", {0}, quick ? 1024 : 8192, all, 50000.0, {0}},
+        {"64x64, density 0.1", {0}, quick ? 1024 : 8192, all, 80000.0, {0}},
+        {quick ? "large at 2048x2048" : "large 4096x4096", {0}, quick ? 128 : 1024, two, 0.0,
+         {0}},
+    };
+    int rc = set_all(&w[0].sc, none, err);
+    if (rc == SIM_OK)
+        rc = set_all(&w[1].sc, small_keys, err);
+    if (rc == SIM_OK)
+        rc = set_all(&w[2].sc, quick ? large_quick : large_keys, err);
+    const int reps = quick ? 3 : 7;
+    int equal[2] = {0, 0};
+    for (int i = 0; i < 3 && rc == SIM_OK; i++)
+        rc = measure(ops, &w[i], reps, err);
+    for (int i = 0; i < 2 && rc == SIM_OK; i++)
+        rc = rows_equal(ops, &w[i].sc, &equal[i], err);
+    if (rc != SIM_OK)
+        return rc;
+
+    printf("\ngpu batched steps: sim_step (a host wait every step) vs sim_step_batch (%d steps a "
+           "batch, one wait), no statistics; and batches with runs of %d steps in one graph; "
+           "median of %d interleaved repeats\n", BATCH, RUN_STEPS, reps);
+    printf("  %-22s %8s %12s %12s %9s %7s  %-26s %s\n", "world", "agents", "per step/s",
+           "batched/s", "speed-up", "equal", "target (batched)", "runs of 8/s");
+    int failed = 0;
+    for (int i = 0; i < 2; i++) {
+        double per = w[i].rate[PER_STEP], bat = w[i].rate[BATCHED];
+        char target[64];
+        snprintf(target, sizeof target, ">= %.0f steps/s: %s", w[i].target,
+                 bat >= w[i].target ? "met" : "MISSED");
+        printf("  %-22s %8lld %12.0f %12.0f %8.2fx %7s  %-26s %.0f\n", w[i].name,
+               (long long)sim_scenario_agent_count(&w[i].sc), per, bat, bat / per,
+               equal[i] ? "yes" : "NO", target, w[i].rate[BATCHED_RUNS]);
+        failed += !equal[i];
+    }
+    printf("  statistics every step, in batches of %d:\n", BATCH);
+    printf("  %-22s %8s %12s %12s %9s %7s  %s\n", "world", "agents", "without/s", "with/s",
+           "cost", "", "target");
+    const int stats_rows[2] = {0, 2};
+    for (int j = 0; j < 2; j++) {
+        const bench_world *x = &w[stats_rows[j]];
+        double cost = 1.0 - x->rate[BATCHED_STATS] / x->rate[BATCHED];
+        printf("  %-22s %8lld %12.0f %12.0f %8.1f%% %7s  <= 10%% slower: %s\n", x->name,
+               (long long)sim_scenario_agent_count(&x->sc), x->rate[BATCHED],
+               x->rate[BATCHED_STATS], 100.0 * cost, "", cost <= 0.10 ? "met" : "MISSED");
+    }
+    if (json) {
+        fprintf(json, ",\n  \"gpu_batch\": {\"batch\": %d, \"repeats\": %d, \"worlds\": [", BATCH,
+                reps);
+        for (int i = 0; i < 3; i++) {
+            const bench_world *x = &w[i];
+            fprintf(json, "%s{\"name\": \"%s\", \"width\": %d, \"height\": %d, \"agents\": %lld, ",
+                    i ? ", " : "", x->name, x->sc.width, x->sc.height,
+                    (long long)sim_scenario_agent_count(&x->sc));
+            if (x->variants & (1 << PER_STEP))
+                fprintf(json, "\"per_step_steps_per_s\": %.1f, \"runs_of_%d_steps_per_s\": "
+                        "%.1f, \"target_batched\": %.0f, \"rows_equal\": %s, ",
+                        x->rate[PER_STEP], RUN_STEPS, x->rate[BATCHED_RUNS], x->target,
+                        equal[i] ? "true" : "false");
+            fprintf(json, "\"batched_steps_per_s\": %.1f, \"batched_stats_steps_per_s\": %.1f, "
+                    "\"stats_cost\": %.4f}", x->rate[BATCHED], x->rate[BATCHED_STATS],
+                    1.0 - x->rate[BATCHED_STATS] / x->rate[BATCHED]);
+        }
+        fprintf(json, "]}");
+    }
+    if (failed)
+        return sim_err_set(err, SIM_EINVAL, "bench: batched rows differ from per-step rows");
+    return SIM_OK;
+}

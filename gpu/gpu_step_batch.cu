@@ -1,0 +1,167 @@
+/* gpu_step_batch.cu - many steps per host synchronisation: the backend's step_batch.
+ *
+ * A small world's step is a few microseconds of kernels, but gpu_step_run waits for each one to
+ * finish so that it can hand `moved` back: launch latency and the round trip to the host then
+ * dominate. Here the n graphs of a batch are launched back to back on the instance's stream;
+ * each ends by storing its control block (and, with statistics, its column sums) into the next
+ * slot of a device ring (gpu_stats_ring_store); after the last one, one copy per ring to pinned
+ * memory and one synchronisation, and the host turns slot k into step k's sim_stats with the
+ * same code as gpu_step_run (gpu_step_stats). Nothing else differs: the same kernels in the same
+ * order, so the same bits. Two more savings on the GPU's side of a step: a batched step does not
+ * reset the control block (the ring store of the step before it does), and a run of
+ * gpu_step_graph_steps() steps that all want statistics, or all not, is captured as one graph,
+ * so that the gap between graph launches comes once a run instead of once a step.
+ *
+ * The control-block ring (SIM_STEP_BATCH_MAX x 40 B) is allocated in create. The column-sum
+ * ring needs 8 B per column per step with statistics (8 MiB for 256 steps of a 4096-wide world,
+ * 128 MiB at 65536): it is taken on the first batch that wants statistics, for as many of its
+ * steps as want them (rounded up to a power of two), and grown later if a batch wants more. A
+ * ring that cannot be had in full is taken at half the size, a quarter, ..., and the batch runs
+ * in chunks that fit it; with no slot at all, its steps with statistics go through
+ * gpu_step_run. */
+#include <string.h>
+
+#include "gpu_alloc.h"
+#include "gpu_check.h"
+#include "gpu_state.h"
+
+int gpu_step_rings_alloc(gpu_state *st, sim_err *err)
+{
+    const size_t ctl = SIM_STEP_BATCH_MAX * sizeof(gpu_ctl);
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_ctl_ring, ctl, "batch control ring", err));
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_ring_pos, 2 * sizeof(unsigned), "batch ring positions",
+                      err));
+    GPU_TRY(gpu_alloc_pinned((void **)&st->h_ctl_ring, ctl, "batch control readback", err));
+    return SIM_OK;
+}
+
+static void free_colsum_ring(gpu_state *st)
+{
+    if (st->d_colsum_ring)
+        st->bytes -= (size_t)st->ring_cap * (size_t)st->w * sizeof(double);
+    gpu_alloc_free(st->d_colsum_ring);
+    gpu_alloc_free_pinned(st->h_colsum_ring);
+    st->d_colsum_ring = st->h_colsum_ring = NULL;
+    st->ring_cap = 0;
+}
+
+void gpu_step_rings_free(gpu_state *st)
+{
+    free_colsum_ring(st);
+    gpu_alloc_free(st->d_ctl_ring);
+    gpu_alloc_free(st->d_ring_pos);
+    gpu_alloc_free_pinned(st->h_ctl_ring);
+    st->d_ctl_ring = st->h_ctl_ring = NULL;
+    st->d_ring_pos = NULL;
+}
+
+/* Tries a column-sum ring of `slots` slots, device and pinned, in place of the current one. */
+static int try_colsum_ring(gpu_state *st, int slots)
+{
+    const size_t bytes = (size_t)slots * (size_t)st->w * sizeof(double);
+    double *d = NULL, *h = NULL;
+    sim_err quiet; /* a failure here only makes the batch smaller: nothing to report */
+    if (gpu_alloc(st, (void **)&d, bytes, "batch column-sum ring", &quiet) != SIM_OK)
+        return 0;
+    if (gpu_alloc_pinned((void **)&h, bytes, "batch column-sum readback", &quiet) != SIM_OK) {
+        gpu_alloc_free(d);
+        st->bytes -= bytes;
+        return 0;
+    }
+    free_colsum_ring(st);
+    gpu_step_forget_ring(st); /* their graphs hold the old ring's address */
+    st->d_colsum_ring = d;
+    st->h_colsum_ring = h;
+    st->ring_cap = slots;
+    return 1;
+}
+
+/* Column-sum slots for `need` steps with statistics: the ring's size after trying to grow it to
+ * need rounded up to a power of two, then to halves of that down to the current size. May be
+ * less than need (even 0). */
+static int reserve_colsum_ring(gpu_state *st, int need)
+{
+    if (need <= st->ring_cap)
+        return st->ring_cap;
+    int want = 1;
+    while (want < need)
+        want *= 2;
+    if (want > SIM_STEP_BATCH_MAX)
+        want = SIM_STEP_BATCH_MAX;
+    for (int slots = want; slots > st->ring_cap; slots /= 2)
+        if (try_colsum_ring(st, slots))
+            break;
+    return st->ring_cap;
+}
+
+/* n steps (1 <= n <= SIM_STEP_BATCH_MAX) of which at most ring_cap want statistics: launched
+ * back to back, read back once. */
+static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                     sim_err *err)
+{
+    cudaStream_t s = st->stream;
+    GPU_TRY(gpu_step_upload(st, step, err));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
+    GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
+    /* A run of `g` steps with the same statistics choice is one graph; the others one each. */
+    const int g = gpu_step_graph_steps(st);
+    int nstats = 0;
+    for (int k = 0; k < n;) {
+        const int w = want && want[k];
+        int same = 1;
+        while (g > 1 && same < g && k + same < n && (want && want[k + same]) == w)
+            same++;
+        if (g > 1 && same == g) {
+            GPU_TRY(gpu_step_launch_run(st, w, err));
+        } else {
+            same = 1;
+            GPU_TRY(gpu_step_launch(st, w, 1, err));
+        }
+        nstats += w * same;
+        k += same;
+    }
+    GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
+                                   cudaMemcpyDeviceToHost, s));
+    if (nstats > 0)
+        GPU_CHECK(err, cudaMemcpyAsync(st->h_colsum_ring, st->d_colsum_ring,
+                                       (size_t)nstats * (size_t)st->w * sizeof(double),
+                                       cudaMemcpyDeviceToHost, s));
+    GPU_CHECK(err, cudaStreamSynchronize(s));
+    gpu_step_ran(st, step, n);
+    for (int k = 0, j = 0; k < n; k++) {
+        const int w = want && want[k];
+        gpu_step_stats(st, &st->h_ctl_ring[k], w ? st->h_colsum_ring + (size_t)j * st->w : NULL,
+                       w, &out[k]);
+        j += w;
+    }
+    return SIM_OK;
+}
+
+int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                   sim_err *err)
+{
+    int need = 0;
+    for (int k = 0; want && k < n; k++)
+        need += want[k] != 0;
+    const int cap = need > 0 ? reserve_colsum_ring(st, need) : 0;
+    int done = 0;
+    while (done < n) {
+        if (want && want[done] && cap == 0) { /* no ring at all: this step alone */
+            GPU_TRY(gpu_step_run(st, step + done, 1, &out[done], err));
+            done++;
+            continue;
+        }
+        /* The longest run from `done` whose steps with statistics fit the ring. */
+        int len = 0, ns = 0;
+        while (done + len < n && len < SIM_STEP_BATCH_MAX) {
+            const int w = want && want[done + len];
+            if (w && ns == cap)
+                break;
+            ns += w;
+            len++;
+        }
+        GPU_TRY(run_chunk(st, step + done, len, want ? want + done : NULL, out + done, err));
+        done += len;
+    }
+    return SIM_OK;
+}
