@@ -88,7 +88,7 @@ static int dump_field(sim *s, float *buf, const char *dir, sim_err *err)
  * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
  * process ran; `ev`: the run's events, or NULL. */
 static int write_run_json(const char *dir, const sim_scenario *sc, const char *backend,
-                          int threads, int64_t steps, int64_t from, double wall,
+                          int threads, int64_t steps, int64_t from, double setup, double wall,
                           uint64_t checksum, const sim_events *ev, sim_err *err)
 {
     char *text = NULL;
@@ -97,9 +97,10 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
     if (!m)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for run.json");
     fprintf(m, "{\n  \"version\": \"%s\",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n"
-            "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"wall_seconds\": %.3f,\n"
+            "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"setup_seconds\": %.3f,\n"
+            "  \"wall_seconds\": %.3f,\n"
             "  \"steps_per_second\": %.3f,\n  \"final_checksum\": \"%016" PRIx64 "\",\n",
-            HORIZON_VERSION, backend, threads, sc->seed, steps, wall,
+            HORIZON_VERSION, backend, threads, sc->seed, steps, setup, wall,
             wall > 0 ? (double)(steps - from) / wall : 0.0, checksum);
     if (from > 0)
         fprintf(m, "  \"resumed_from_step\": %" PRId64 ",\n", from);
@@ -248,6 +249,7 @@ typedef struct run_ctx {
     int has_events;    /* --events, or a resumed run's events.csv */
     sim_events ev;     /* the run's events, in file order */
     size_t ev_next;    /* the first of them not applied yet */
+    double setup_s;    /* building the state: sim_create, or a checkpoint restored */
     char stats_path[SIM_PATH_MAX + 16];
     char ckpt_path[SIM_PATH_MAX + 32];
 } run_ctx;
@@ -335,6 +337,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     const char *dir = sc->dir;
     int64_t cells = (int64_t)sc->width * sc->height;
     int rc;
+    double t0 = app_now();
     if (o->resume) {
         rc = sim_checkpoint_restore(&r->ck, ops, threads, &r->s, err);
     } else {
@@ -342,6 +345,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
         if (rc == SIM_OK)
             rc = sim_checkpoint_init(&r->ck, sc, err);
     }
+    r->setup_s = app_now() - t0;
     if (rc == SIM_OK && sc->frames_every > 0) {
         rc = app_frames_init(&r->fr, sc, err);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
@@ -549,8 +553,8 @@ int app_run_main(int argc, char **argv)
         goto fail;
     }
     r.stats = NULL;
-    rc = write_run_json(dir, sim_get_scenario(r.s), ops->name, threads, sc->steps, start, wall,
-                        checksum, r.has_events ? &r.ev : NULL, &err);
+    rc = write_run_json(dir, sim_get_scenario(r.s), ops->name, threads, sc->steps, start,
+                        r.setup_s, wall, checksum, r.has_events ? &r.ev : NULL, &err);
     if (rc != SIM_OK)
         goto fail;
     if (!o.quiet) {

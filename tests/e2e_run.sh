@@ -73,6 +73,7 @@ last=$(tail -n 1 "$OUT/stats.csv" | cut -d, -f8)
 grep -q "\"final_checksum\": \"$last\"" "$OUT/run.json" || fail "run.json final_checksum is not $last"
 grep -q '"steps": 12' "$OUT/run.json" || fail "run.json lacks the steps"
 grep -q '"seed": 1' "$OUT/run.json" || fail "run.json lacks the seed"
+grep -Eq '"setup_seconds": [0-9]+\.[0-9]{3},' "$OUT/run.json" || fail "run.json lacks the setup time"
 grep -q '"width": 48' "$OUT/run.json" || fail "run.json lacks the scenario after overrides"
 # frames at steps 0, 4, 8, 12: four, numbered 0..3 without gaps, nothing else in frames/
 [ "$(ls "$OUT/frames" | wc -l)" -eq 4 ] || fail "frames/ holds $(ls "$OUT/frames" | tr '\n' ' ')"
