@@ -356,9 +356,21 @@ static int bench_step(gpu_bench_ctx *c, int side, sim_err *err)
      * whole step (the binning part rebins that step's moves). */
     double part_ms[PART_COUNT];
     int nodes = 0, kernels = 0;
+    /* Setup: the time sim_create takes to have the world ready to step (initial placement, the
+     * initial field, the backend's first binning), on each backend (issue 11 asks for it). */
+    double setup_gpu = 0.0, setup_cpu = 0.0;
+    {
+        sim *h = NULL;
+        double t0 = wall_s();
+        GPU_TRY(sim_create(&sc, sim_cpu_backend(), 0, &h, err));
+        setup_cpu = wall_s() - t0;
+        sim_destroy(h);
+    }
     {
         sim *s = NULL;
+        double t0 = wall_s();
         GPU_TRY(sim_create(&sc, gpu_cuda_backend(), 0, &s, err));
+        setup_gpu = wall_s() - t0;
         gpu_state *st = (gpu_state *)sim_get_backend_state(s);
         cudaStream_t keep = c->s;
         c->s = st->stream;
@@ -390,6 +402,8 @@ static int bench_step(gpu_bench_ctx *c, int side, sim_err *err)
             "diffuse%s %.4f, stats %.4f\n", part_ms[0], part_ms[1], horizon_mode_name(&sc),
             fold ? "" : "+deposit", part_ms[2], fold ? "+deposit" : "", part_ms[3], part_ms[4]);
     fprintf(c->table, "  step graph: %d nodes, %d kernels (no stats)\n", nodes, kernels);
+    fprintf(c->table, "  setup (sim_create until ready to step): gpu %.3f s, cpu (%d threads) "
+            "%.3f s\n", setup_gpu, omp_get_max_threads(), setup_cpu);
     fprintf(c->table, "  targets: >= %.0f steps/s on an %s: %s; >= 100x the CPU: %s\n", target,
             h200 ? "H200" : "H100", gpu >= target ? "met" : "MISSED",
             gpu >= 100.0 * cpu ? "met" : "MISSED");
@@ -399,10 +413,11 @@ static int bench_step(gpu_bench_ctx *c, int side, sim_err *err)
                 "\"gpu_steps_per_s_stats\": %.1f, \"cpu_steps_per_s\": %.3f, \"ratio\": %.1f, "
                 "\"checksums_equal\": %s, \"parts_ms\": {\"bin\": %.4f, \"decide\": %.4f, "
                 "\"move\": %.4f, \"diffuse\": %.4f, \"stats\": %.4f}, \"graph_nodes\": %d, "
-                "\"graph_kernels\": %d, \"deposit_in_diffuse\": %s}", side,
+                "\"graph_kernels\": %d, \"deposit_in_diffuse\": %s, \"setup_gpu_s\": %.4f, "
+                "\"setup_cpu_s\": %.4f}", side,
                 (long long)sim_scenario_agent_count(&sc), gpu, gpu_stats, cpu, gpu / cpu,
                 equal ? "true" : "false", part_ms[0], part_ms[1], part_ms[2], part_ms[3],
-                part_ms[4], nodes, kernels, fold ? "true" : "false");
+                part_ms[4], nodes, kernels, fold ? "true" : "false", setup_gpu, setup_cpu);
     }
     if (!equal)
         c->failed++;
