@@ -18,7 +18,7 @@ void app_frames_release(app_frames *fr)
     fr->field = NULL;
 }
 
-int app_frames_init(app_frames *fr, const sim_scenario *sc, sim_err *err)
+int app_frames_init(app_frames *fr, const sim_scenario *sc, int workers, sim_err *err)
 {
     memset(fr, 0, sizeof *fr);
     int w, h;
@@ -35,7 +35,7 @@ int app_frames_init(app_frames *fr, const sim_scenario *sc, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, "out of memory for the frame legend's copy of "
                                "the %dx%d field", sc->width, sc->height);
     }
-    return render_queue_create(2, 4, w, h, &fr->queue, err);
+    return render_queue_create(workers, 2 * workers, w, h, &fr->queue, err);
 }
 
 /* Composes the current state into a queue buffer and hands it to the encoders. */

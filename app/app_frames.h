@@ -25,10 +25,11 @@ typedef struct app_frames {
     int64_t cells;
 } app_frames;
 
-/* Sets up the view for scenario sc and starts the encoders; with output.legend and an automatic
- * range, also allocates the host copy of the field (width*height floats, once per run). On
- * failure (SIM_ENOMEM, ...) the caller still calls app_frames_release. */
-int app_frames_init(app_frames *fr, const sim_scenario *sc, sim_err *err);
+/* Sets up the view for scenario sc and starts `workers` PNG encoders (1 .. 64, with two frame
+ * buffers each); with output.legend and an automatic range, also allocates the host copy of the
+ * field (width*height floats, once per run). On failure (SIM_ENOMEM, ...) the caller still
+ * calls app_frames_release. */
+int app_frames_init(app_frames *fr, const sim_scenario *sc, int workers, sim_err *err);
 
 /* Composes the current state of s (sim_compose), stamps the legend when output.legend is on
  * (range [0, output.range_max] when that is > 0, else [0, the frame's field max], the value the

@@ -3,6 +3,7 @@
  * and on SIGINT/SIGTERM, and resumes it from a checkpoint. */
 #include <errno.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,7 +348,16 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     }
     r->setup_s = app_now() - t0;
     if (rc == SIM_OK && sc->frames_every > 0) {
-        rc = app_frames_init(&r->fr, sc, err);
+        /* Encoding a large frame takes longer than the GPU needs for the steps between frames:
+         * with the simulation on the GPU the cores are free, so up to 8 encoders (half the
+         * cores) keep the queue from stalling the steps; on the CPU backend the cores step,
+         * and 2 encoders overlap with them. */
+        int workers = 2;
+        if (strcmp(ops->name, "cpu") != 0) {
+            workers = omp_get_num_procs() / 2;
+            workers = workers < 2 ? 2 : workers > 8 ? 8 : workers;
+        }
+        rc = app_frames_init(&r->fr, sc, workers, err);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }

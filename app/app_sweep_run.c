@@ -105,7 +105,7 @@ static int one_outputs(one_run *o, const sim_scenario *sc, const app_sweep_plan 
         snprintf(sub, sizeof sub, "%s/frames", o->dir);
         rc = sim_outdir_make(sub, NULL, err);
         if (rc == SIM_OK)
-            rc = app_frames_init(&o->fr, sc, err);
+            rc = app_frames_init(&o->fr, sc, 2, err);
         if (rc == SIM_OK)
             rc = app_frames_emit(&o->fr, o->s, o->dir, err); /* frame 0: the initial state */
     }
