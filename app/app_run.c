@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "app_batch.h"
+#include "app_dumps.h"
 #include "app_frames.h"
 #include "app_output.h"
 #include "app_progress.h"
@@ -74,16 +75,6 @@ static const app_shortcut shortcuts[] = {
     {"--stats-every", "output.stats_every"},
     {"--dump-fields-every", "output.dump_fields_every"},
 };
-
-static int dump_field(sim *s, float *buf, const char *dir, sim_err *err)
-{
-    const sim_scenario *sc = sim_get_scenario(s);
-    if (sim_read_field(s, buf) != SIM_OK)
-        return sim_err_set(err, SIM_EDEVICE, "%s", sim_errmsg(s));
-    char path[SIM_PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/fields/field_%06" PRId64 ".npy", dir, sim_steps_done(s));
-    return app_write_npy(path, buf, sc->width, sc->height, err);
-}
 
 /* `sc`: the scenario in force at the end (the events' changes made); `from`: the step this
  * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
@@ -240,7 +231,7 @@ typedef struct run_ctx {
     sim *s;
     FILE *stats;
     app_frames fr;
-    float *dump;
+    app_dumps *dumps;  /* field dumps, written on their own thread */
     sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
     int64_t ckpt_every;
     int64_t last_ckpt; /* step of the newest checkpoint on disk, -1: none */
@@ -262,8 +253,8 @@ static void run_release(run_ctx *r)
     r->stats = NULL;
     app_frames_release(&r->fr);
     memset(&r->fr, 0, sizeof r->fr);
-    free(r->dump);
-    r->dump = NULL;
+    app_dumps_destroy(r->dumps);
+    r->dumps = NULL;
     sim_checkpoint_release(&r->ck);
     sim_destroy(r->s);
     r->s = NULL;
@@ -317,6 +308,10 @@ static int checkpoint(run_ctx *r, sim_err *err)
     int rc;
     if (r->fr.queue && (rc = render_queue_finish(r->fr.queue, err)) != SIM_OK)
         return rc;
+    /* The dumps before it are on disk before the checkpoint is: a resume rewrites only later
+     * ones. */
+    if (r->dumps && (rc = app_dumps_drain(r->dumps, err)) != SIM_OK)
+        return rc;
     if (r->stats && fsync(fileno(r->stats)) != 0)
         return sim_err_set(err, SIM_EIO, "%s: fsync failed: %s", r->stats_path, strerror(errno));
     if ((rc = sim_checkpoint_capture(&r->ck, r->s, r->ckpt_every, err)) != SIM_OK)
@@ -336,7 +331,6 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
 {
     const sim_scenario *sc = &r->sc;
     const char *dir = sc->dir;
-    int64_t cells = (int64_t)sc->width * sc->height;
     int rc;
     double t0 = app_now();
     if (o->resume) {
@@ -361,9 +355,8 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }
-    if (rc == SIM_OK && sc->dump_fields_every > 0 &&
-        !(r->dump = malloc((size_t)cells * sizeof *r->dump)))
-        rc = sim_err_set(err, SIM_ENOMEM, "out of memory for field dumps");
+    if (rc == SIM_OK && sc->dump_fields_every > 0)
+        rc = app_dumps_create(sc->width, sc->height, &r->dumps, err);
     if (rc != SIM_OK)
         return rc;
 
@@ -464,7 +457,7 @@ int app_run_main(int argc, char **argv)
     if (!o.resume && sc->frames_every > 0 && (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
         goto fail;
     if (!o.resume && sc->dump_fields_every > 0 &&
-        (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
+        (rc = app_dumps_submit(r.dumps, r.s, dir, &err)) != SIM_OK)
         goto fail;
 
     app_progress_start(&prog, o.quiet ? -1 : o.progress, start, sc->steps);
@@ -514,7 +507,7 @@ int app_run_main(int argc, char **argv)
             (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)
             goto fail;
         if (due(done, sc->dump_fields_every) &&
-            (rc = dump_field(r.s, r.dump, dir, &err)) != SIM_OK)
+            (rc = app_dumps_submit(r.dumps, r.s, dir, &err)) != SIM_OK)
             goto fail;
         if (due(done, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
@@ -544,6 +537,8 @@ int app_run_main(int argc, char **argv)
         return sig == SIGINT ? APP_EXIT_SIGINT : APP_EXIT_SIGTERM;
     }
     if (r.fr.queue && (rc = render_queue_finish(r.fr.queue, &err)) != SIM_OK)
+        goto fail;
+    if (r.dumps && (rc = app_dumps_drain(r.dumps, &err)) != SIM_OK)
         goto fail;
     /* With checkpoints on, the end state is saved too, so that the run can be extended later
      * (--resume with a larger --steps). */
@@ -587,6 +582,8 @@ fail:
     fprintf(stderr, "horizon: %s\n", err.msg);
     if (r.fr.queue)
         render_queue_finish(r.fr.queue, &err);
+    if (r.dumps)
+        app_dumps_drain(r.dumps, &err); /* nothing is written into DIR after this */
     if (r.created && !r.stepped) {
         /* Failed before the first step (e.g. no device memory for the first frame): nothing
          * worth keeping, so the directory this run made goes again. */
