@@ -84,10 +84,10 @@ static void inspect_panel(render_gui_app *a, const render_gui_sim_info *info)
     render_gui_sim_probe_get(a->sim, &p);
     char text[1024];
     size_t len = 0, n = sizeof text;
-    int following = a->pick.selected >= 0 && info->selected == a->pick.selected;
+    int following = info->selected >= 0;
     if (following)
         len += (size_t)snprintf(text, n, "agent #%lld at (%d, %d)%s   I: close\n",
-                                (long long)a->pick.selected, info->selected_x, info->selected_y,
+                                (long long)info->selected, info->selected_x, info->selected_y,
                                 a->cam.follow ? "   following" : "   F: follow");
     else
         len += (size_t)snprintf(text, n, "cell (%d, %d)   I: close\n", a->pick.probe_x,
@@ -180,13 +180,18 @@ static void overlays(render_gui_app *a)
     if (info.note[0])
         render_gui_say(a, 1, "%s", info.note);
     render_gui_hud_layout(a->hud, a->cam.view.w, a->cam.view.h);
-    if (a->pick.selected >= 0)
+    if (info.selected >= 0 && info.selected != a->pick.announced)
+        render_gui_say(a, 1, "following agent #%lld from (%d, %d); a pan stops following, F "
+                       "follows again, I lets go", (long long)info.selected, info.selected_x,
+                       info.selected_y);
+    a->pick.announced = info.selected;
+    if (info.selected >= 0)
         trail(a);
     hud(a, &info);
     render_gui_sim_history(a->sim, &a->hist, &a->hist_serial);
     render_gui_hud_plot(a->hud, &a->hist, a->hist_serial, a->plot_mask, 8 * a->scale,
                         -8 * a->scale, a->scale);
-    if (a->pick.probe_on || a->pick.selected >= 0)
+    if (a->pick.probe_on || info.selected >= 0)
         inspect_panel(a, &info);
     if (a->cam.legend)
         legend(a);
@@ -428,7 +433,7 @@ int render_gui_run(const render_gui_config *cfg, sim_err *err)
     a->cam.cmap = a->sc.colormap;
     a->cam.legend = 1;
     a->pick.brush = 4;
-    a->pick.selected = -1;
+    a->pick.announced = -1;
     a->pick.panel_drag_row = -1;
     a->plot_mask = render_gui_plot_next_mask(0);
     a->pace.spf = cfg->steps_per_frame; /* any value 1 .. 1024 as given, 0 = max */

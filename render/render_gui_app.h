@@ -55,7 +55,7 @@ typedef struct render_gui_pace {
 /* The inspected cell and the selected (followed) agent. */
 typedef struct render_gui_pick {
     int probe_on, probe_x, probe_y;
-    int64_t selected; /* -1: none */
+    int64_t announced; /* the selected agent the status line last named (-1: none) */
     int brush;        /* brush radius, cells */
     int paint_x, paint_y; /* the last painted cell of a stroke */
     int panel_drag_row, panel_drag_x; /* a drag on a panel row changes its value; -1: none */

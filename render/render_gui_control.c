@@ -110,7 +110,6 @@ static void click(render_gui_app *a, int x, int y)
     render_gui_pick *p = &a->pick;
     if (!render_gui_view_cell(&a->cam.view, x, y, a->sc.width, a->sc.height, &cx, &cy)) {
         p->probe_on = 0;
-        p->selected = -1;
         a->cam.follow = 0;
         render_gui_sim_select(a->sim, -1);
         render_gui_sim_probe(a->sim, 0, 0, 0);
@@ -119,25 +118,10 @@ static void click(render_gui_app *a, int x, int y)
     p->probe_on = 1;
     p->probe_x = cx;
     p->probe_y = cy;
-    p->selected = -1;
-    render_gui_sim_select(a->sim, -1);
-    render_gui_sim_probe(a->sim, 1, cx, cy);
-    /* Who stands there is known once the probe has read the cell: wait for it (a single-cell
-     * read), then select that agent. */
-    render_gui_probe pr;
-    for (int i = 0; i < 2000; i++) {
-        render_gui_sim_probe_get(a->sim, &pr);
-        if (pr.valid && pr.x == cx && pr.y == cy)
-            break;
-        SDL_Delay(1);
-    }
-    if (pr.valid && pr.x == cx && pr.y == cy && pr.agent >= 0) {
-        p->selected = pr.agent;
-        a->cam.follow = 1;
-        render_gui_sim_select(a->sim, pr.agent);
-        render_gui_say(a, 1, "following agent #%lld from (%d, %d); a pan stops following, F "
-                       "follows again, I lets go", (long long)pr.agent, cx, cy);
-    }
+    /* The simulation thread selects whoever stands there once it has read the cell (after the
+     * step in progress, however long): the window goes on meanwhile. */
+    a->cam.follow = 1;
+    render_gui_sim_select_at(a->sim, cx, cy);
 }
 
 /* The brush amount: a quarter of the latest field maximum, so that a stroke shows whatever the
@@ -259,8 +243,7 @@ static void key(render_gui_app *a, SDL_Keycode k, int shift)
         render_view_colormap(v, a->cam.cmap);
         break;
     case SDLK_f:
-        if (a->pick.selected >= 0)
-            a->cam.follow = 1;
+        a->cam.follow = 1; /* whenever an agent is selected */
         break;
     case SDLK_l:
         /* field + agents -> field -> agents -> horizon sums -> field + agents */
@@ -290,7 +273,6 @@ static void key(render_gui_app *a, SDL_Keycode k, int shift)
     case SDLK_r: {
         uint64_t seed = a->sc.seed + (shift ? 1 : 0);
         a->sc.seed = seed;
-        a->pick.selected = -1;
         a->cam.follow = 0;
         render_gui_sim_select(a->sim, -1);
         render_gui_sim_restart(a->sim, seed);
@@ -307,7 +289,6 @@ static void key(render_gui_app *a, SDL_Keycode k, int shift)
         break;
     case SDLK_i:
         a->pick.probe_on = 0;
-        a->pick.selected = -1;
         a->cam.follow = 0;
         render_gui_sim_select(a->sim, -1);
         render_gui_sim_probe(a->sim, 0, 0, 0);

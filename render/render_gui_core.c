@@ -94,11 +94,11 @@ static int world_storage(render_gui_app *a)
 /* Keeps a followed agent in the centre of the view. */
 static void follow(render_gui_app *a)
 {
-    if (!a->cam.follow || a->pick.selected < 0)
+    if (!a->cam.follow)
         return;
     render_gui_sim_info info;
     render_gui_sim_info_get(a->sim, &info);
-    if (info.selected != a->pick.selected)
+    if (info.selected < 0)
         return;
     sim_view *v = &a->cam.view;
     double x0 = (double)info.selected_x + 0.5 - 0.5 * v->w * v->scale;

@@ -152,9 +152,23 @@ void render_gui_sim_probe(render_gui_sim *g, int active, int x, int y)
     pthread_mutex_unlock(&g->mu);
 }
 
+void render_gui_sim_select_at(render_gui_sim *g, int x, int y)
+{
+    pthread_mutex_lock(&g->mu);
+    g->probe_active = 1;
+    g->probe_x = x;
+    g->probe_y = y;
+    g->selected = -1;
+    g->trail_n = g->trail_head = 0;
+    g->select_at_probe = 1;
+    pthread_cond_signal(&g->wake);
+    pthread_mutex_unlock(&g->mu);
+}
+
 void render_gui_sim_select(render_gui_sim *g, int64_t id)
 {
     pthread_mutex_lock(&g->mu);
+    g->select_at_probe = 0;
     if (id != g->selected) {
         g->selected = id;
         g->trail_n = 0;
@@ -256,6 +270,7 @@ int render_gui_sim_settled(render_gui_sim *g)
     int settled = g->failed ||
                   (!g->busy && g->pending == 0 && !g->free_run && g->n_strokes == 0 &&
                    !g->restart && !g->params_pending && !g->dirty && g->serial > 0 &&
+                   !g->select_at_probe &&
                    g->buf[g->front].f.host == host &&
                    (host || g->want_serial == g->shown_want_serial) &&
                    (!g->probe_active ||

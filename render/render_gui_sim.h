@@ -107,6 +107,11 @@ void render_gui_sim_restart(render_gui_sim *g, uint64_t seed);
 /* Starts (active) or stops inspecting cell (x, y). */
 void render_gui_sim_probe(render_gui_sim *g, int active, int x, int y);
 
+/* Inspects cell (x, y) and follows the agent standing there, if any, as soon as the thread has
+ * read the cell (render_gui_sim_info tells who; the caller never waits for the read). Any
+ * earlier selection is dropped at once. */
+void render_gui_sim_select_at(render_gui_sim *g, int x, int y);
+
 /* Follows agent `id` (-1: none): its cell is read after every step (sim_agent_cells) into a
  * trail, and the probe shows its cell. */
 void render_gui_sim_select(render_gui_sim *g, int64_t id);

@@ -66,6 +66,7 @@ struct render_gui_sim {
     sim_scenario params;
     int probe_active, probe_x, probe_y;
     int64_t selected;
+    int select_at_probe; /* select whoever stands on the probed cell once it is read */
     uint32_t trail[RENDER_GUI_TRAIL];
     int trail_head, trail_n;
     int sel_x, sel_y;

@@ -435,6 +435,17 @@ static int publish(render_gui_sim *g, int stepping)
     }
     if (have_cell && sel == g->selected)
         trail_push(g, cell);
+    /* A click asked to select the agent on the cell just read: who stands there is known now,
+     * without the window ever waiting for it. */
+    if (pa && g->select_at_probe && g->probe_active && probe.x == g->probe_x &&
+        probe.y == g->probe_y) {
+        g->select_at_probe = 0;
+        if (probe.valid && probe.agent >= 0) {
+            g->selected = probe.agent;
+            g->trail_n = g->trail_head = 0;
+            trail_push(g, (uint32_t)((size_t)probe.y * (size_t)g->sc.width + (size_t)probe.x));
+        }
+    }
     g->last_publish = now_s();
     return 1;
 }
