@@ -9,6 +9,7 @@ set -euo pipefail
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 HZ=$1
+SRC=$2
 T=$(mktemp -d "${TMPDIR:-/tmp}/hz_e2e_gui_session.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
@@ -108,41 +109,9 @@ R=$T/rec/recording_001
 # ---- a click on an agent selects it and the camera follows it ----
 rc=$(gui find "snapshot $T/find.png")
 [ "$rc" = 0 ] || fail "snapshot session exited $rc"
-# PNG pixels with python3 alone (no ImageMagick on every machine): png.py FILE X Y prints the
-# pixel's RGB as hex, png.py FILE -count RRGGBB how many pixels have that colour, and png.py FILE
-# an agent pixel (white on viridis, the centre of a 4x4
-# block) in the middle third of the image.
-cat >"$T/png.py" <<'PY'
-import struct, sys, zlib
-d = open(sys.argv[1], "rb").read()
-w, h = struct.unpack(">II", d[16:24])
-raw, i = b"", 8
-while i < len(d):
-    n, = struct.unpack(">I", d[i:i + 4]); t = d[i + 4:i + 8]
-    if t == b"IDAT": raw += d[i + 8:i + 8 + n]
-    i += 12 + n
-raw = zlib.decompress(raw); bpp = 4; stride = w * bpp; rows = []; prev = bytearray(stride)
-for y in range(h):
-    f = raw[y * (stride + 1)]; line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0; b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
-        p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-        pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-        line[x] = (line[x] + [0, a, b, (a + b) // 2, pr][f]) & 255
-    rows.append(line); prev = line
-px = lambda x, y: bytes(rows[y][4 * x:4 * x + 3])
-if len(sys.argv) == 4 and sys.argv[2] == "-count":
-    c = bytes.fromhex(sys.argv[3])
-    print(sum(px(x, y) == c for y in range(h) for x in range(w))); sys.exit(0)
-if len(sys.argv) == 4:
-    print(px(int(sys.argv[2]), int(sys.argv[3])).hex()); sys.exit(0)
-for y in range(h // 3, h - 8):
-    for x in range(w // 3, w - 8):
-        if all(px(x + i, y + j) == b"\xff\xff\xff" for i in range(4) for j in range(4)):
-            print(x + 2, y + 2); sys.exit(0)
-sys.exit(1)
-PY
-xy=$(python3 "$T/png.py" "$T/find.png") || fail "no agent found in the snapshot"
+# PNG pixels with python3 alone (tests/hz_png.py: pixel, count, agent).
+PNG=$SRC/tests/hz_png.py
+xy=$(python3 "$PNG" agent "$T/find.png") || fail "no agent found in the snapshot"
 rc=$(gui follow "click $xy
 wheel ${xy% *} ${xy#* } 8
 step 12
@@ -151,7 +120,7 @@ quit")
 [ "$rc" = 0 ] || { cat "$T/follow.err" >&2; fail "follow session exited $rc"; }
 grep -q "following agent #[0-9]*" "$T/follow.out" || fail "the click selected no agent: $(cat "$T/follow.out")"
 # The camera keeps the agent in the middle: the centre pixel shows an agent.
-[ "$(python3 "$T/png.py" "$T/follow.png" 192 128)" = ffffff ] ||
+[ "$(python3 "$PNG" pixel "$T/follow.png" 192 128)" = ffffff ] ||
     fail "the followed agent is not at the centre of the view"
 
 # ---- A: agents coloured by whether they moved in the last step (magenta) ----
@@ -163,16 +132,9 @@ snapshot $T/moved.png
 key a
 snapshot $T/plain2.png")
 [ "$rc" = 0 ] || { cat "$T/moved.err" >&2; fail "moved-colouring session exited $rc"; }
-python3 - "$T" <<'PY' || fail "A: no magenta agents, or magenta without A"
-import subprocess, sys
-t = sys.argv[1]
-def magenta(f):
-    out = subprocess.run([sys.executable, t + "/png.py", f, "-count", "ff00ff"],
-                         capture_output=True, text=True).stdout
-    return int(out)
-assert magenta(t + "/moved.png") > 20, magenta(t + "/moved.png")
-assert magenta(t + "/plain.png") == 0 and magenta(t + "/plain2.png") == 0
-PY
+[ "$(python3 "$PNG" count "$T/moved.png" ff00ff)" -gt 20 ] || fail "A: no magenta agents"
+[ "$(python3 "$PNG" count "$T/plain.png" ff00ff)" = 0 ] &&
+    [ "$(python3 "$PNG" count "$T/plain2.png" ff00ff)" = 0 ] || fail "A: magenta without A"
 
 # ---- pace, quiet keys, no session ----
 out=$(timeout 60 "$HZ" gui "${SMALL[@]}" --size 200x150 --steps-per-frame 3 --bench-frames 20 \

@@ -20,70 +20,8 @@ fail() {
 
 command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
 
-# pngdiff.py A.png B.png: prints "W H x0 y0 x1 y1 n" (the bounding box of the pixels that differ,
-# x1/y1 exclusive, and their count; "W H - - - - 0" when none), after checking that both images
-# have the same size and that every pixel of B is opaque. PNG decoded with zlib alone: 8-bit RGB
-# or RGBA, no interlacing, the five filters.
-cat >"$T/pngdiff.py" <<'EOF'
-import struct, sys, zlib
-
-def decode(path):
-    data = open(path, 'rb').read()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n', path + ': not a PNG'
-    pos, idat, hdr = 8, b'', None
-    while pos < len(data):
-        n, tag = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if tag == b'IHDR':
-            hdr = struct.unpack('>IIBBBBB', body)
-        elif tag == b'IDAT':
-            idat += body
-        pos += 12 + n
-    w, h, depth, ctype, _, _, interlace = hdr
-    assert depth == 8 and ctype in (2, 6) and interlace == 0, path + ': unsupported PNG'
-    bpp = 4 if ctype == 6 else 3
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    out, prev = [], bytearray(stride)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                line[i] = (line[i] + pr) & 255
-        out.append(bytes(line))
-        prev = line
-    return w, h, bpp, out
-
-wa, ha, bpa, a = decode(sys.argv[1])
-wb, hb, bpb, b = decode(sys.argv[2])
-assert (wa, ha, bpa) == (wb, hb, bpb), 'sizes differ'
-if bpb == 4:
-    for y in range(hb):
-        assert all(v == 255 for v in b[y][3::4]), \
-            '%s: a pixel of row %d is not opaque' % (sys.argv[2], y)
-x0, y0, x1, y1, n = wa, ha, -1, -1, 0
-for y in range(ha):
-    if a[y] == b[y]:
-        continue
-    for x in range(wa):
-        if a[y][x * bpa:(x + 1) * bpa] != b[y][x * bpa:(x + 1) * bpa]:
-            n += 1
-            x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x + 1), max(y1, y + 1)
-print(wa, ha, *(('-',) * 4 if n == 0 else (x0, y0, x1, y1)), n)
-EOF
+# PNGs are compared with tests/hz_png.py (diff: the bounding box of the pixels that differ).
+PNG=$SRC/tests/hz_png.py
 
 # The rectangle render_legend.h promises for a W-pixel-wide, H-high frame: scale S (2 from 1000
 # pixels wide), a panel (max(136, label width) + 2*4) x 42 font pixels, label width 6*chars - 1,
@@ -103,7 +41,7 @@ FIXED_TEXT="field  fixed: output.range_max"
 # rectangle; a few bar pixels may happen to equal the field pixel under them).
 check_only_rect() { # DIR_OFF DIR_ON NAME "x0 y0 x1 y1"
     local got
-    got=$(python3 "$T/pngdiff.py" "$1/$3" "$2/$3") || fail "$3: $got"
+    got=$(python3 "$PNG" diff "$1/$3" "$2/$3") || fail "$3: $got"
     local w h x0 y0 x1 y1 n rx0 ry0 rx1 ry1
     read -r w h x0 y0 x1 y1 n <<<"$got"
     read -r rx0 ry0 rx1 ry1 <<<"$4"
