@@ -63,15 +63,9 @@ static int start(render_gui_session *s, const sim_scenario *sc, sim_err *err)
     sim_scenario_write_ini(sc, f);
     if (fclose(f) != 0)
         return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(errno));
-    char head[128];
-    FILE *mem = fmemopen(head, sizeof head, "w");
-    if (!mem)
-        return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    sim_events_write_header(mem);
-    fclose(mem);
     int rc = start_file(s->dir, "stats.csv", SIM_STATS_CSV_HEADER, &s->stats, err);
     if (rc == SIM_OK)
-        rc = start_file(s->dir, "events.csv", head, &s->events, err);
+        rc = start_file(s->dir, "events.csv", SIM_EVENTS_HEADER "\n", &s->events, err);
     if (rc != SIM_OK)
         close_files(s);
     return rc;
