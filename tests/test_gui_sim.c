@@ -249,12 +249,84 @@ static void test_create_fails(void **state)
     assert_true(err.msg[0] != '\0');
 }
 
+/* A step that takes 300 ms: the CPU backend's, after a sleep. */
+static int slow_step(void *b, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    return sim_cpu_backend()->step(b, step, want_stats, st, err);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Selecting the agent on a clicked cell never waits for the simulation: asked while a slow step
+ * runs, the call returns at once and the thread selects the agent standing there (the one the
+ * oracle has there after the step) once it has read the cell. An empty cell selects nobody. */
+static void test_select_at_does_not_wait(void **state)
+{
+    (void)state;
+    sim_backend_ops ops = *sim_cpu_backend();
+    ops.step = slow_step;
+    sim_scenario sc;
+    scenario(&sc);
+    sim_err err;
+    render_gui_sim *g;
+    sim *oracle;
+    assert_int_equal(render_gui_sim_create(&sc, &ops, 1, NULL, &g, &err), SIM_OK);
+    assert_int_equal(sim_create(&sc, sim_cpu_backend(), 1, &oracle, &err), SIM_OK);
+    sim_view v;
+    render_view_init(&v, SIM_CMAP_VIRIDIS, 0.0f);
+    render_view_fit(&v, FW, FH, 96, 64);
+    render_gui_sim_want(g, &v, 0);
+    settle(g);
+    sim_stats st;
+    assert_int_equal(sim_step(oracle, 1, &st), SIM_OK);
+    uint32_t agents[150];
+    assert_int_equal(sim_read_agents(oracle, agents), SIM_OK);
+    int x = (int)(agents[17] % FW), y = (int)(agents[17] / FW);
+
+    render_gui_sim_steps(g, 1);
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL); /* the step is under way */
+    double t0 = now_s();
+    render_gui_sim_select_at(g, x, y);
+    assert_true(now_s() - t0 < 0.05);
+    render_gui_sim_info info;
+    render_gui_sim_info_get(g, &info);
+    assert_int_equal(info.selected, -1); /* not yet: the cell is read after the step */
+    settle(g);
+    render_gui_sim_info_get(g, &info);
+    assert_int_equal(info.step, 1);
+    assert_int_equal(info.selected, 17);
+    assert_int_equal(info.selected_x, x);
+    assert_int_equal(info.selected_y, y);
+
+    /* An empty cell: nobody. */
+    static uint8_t occ[FW * FH];
+    render_frame_occupancy(agents, 150, occ, FW * FH);
+    int empty = 0;
+    while (occ[empty])
+        empty++;
+    render_gui_sim_select_at(g, empty % FW, empty / FW);
+    settle(g);
+    render_gui_sim_info_get(g, &info);
+    assert_int_equal(info.selected, -1);
+    render_gui_sim_destroy(g);
+    sim_destroy(oracle);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steps_probe_paint_restart),
         cmocka_unit_test(test_compose_path),
         cmocka_unit_test(test_create_fails),
+        cmocka_unit_test(test_select_at_does_not_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
