@@ -27,6 +27,7 @@ int app_info_main(int argc, char **argv);
 int app_bench_main(int argc, char **argv);
 int app_gui_main(int argc, char **argv);
 int app_sweep_main(int argc, char **argv);
+int app_models_main(int argc, char **argv); /* app_models.c */
 
 /* The sweep section of `horizon bench` (app_bench_sweep.c): `runs` runs of `steps` steps (0: the
  * defaults for the backend) through horizon sweep, against one after another and separate processes; prints a
@@ -61,7 +62,8 @@ int app_opt_shortcut(int argc, char **argv, int *i, const app_shortcut *table, s
 int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out);
 
 /* Loads a scenario: defaults, then the file (or the built-in default when path is NULL), then
- * the --set assignments in order. Prints the one-line error and returns the status. */
+ * the --set assignments in order. path is a SCENARIO argument: a file, or the name of a model
+ * in the library (app_models_resolve). Prints the one-line error and returns the status. */
 int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *sc);
 
 /* Picks a backend by name ("auto", "cpu", "cuda"). auto uses CUDA when a device is usable and

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "app_models.h"
 #ifdef HORIZON_HAVE_CUDA
 #include "gpu_backend.h"
 #endif
@@ -104,8 +105,11 @@ int app_parse_i64(const char *name, const char *text, int64_t lo, int64_t hi, in
 int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *sc)
 {
     sim_err err;
+    char file[APP_MODELS_PATH_MAX];
     sim_scenario_defaults(sc);
-    int rc = path ? sim_scenario_parse_file(sc, path, &err)
+    int rc = path ? app_models_resolve(path, file, sizeof file, &err) : SIM_OK;
+    if (rc == SIM_OK)
+        rc = path ? sim_scenario_parse_file(sc, file, &err)
                   : sim_scenario_parse_string(sc, sim_scenario_builtin_text(),
                                               "default.ini (built-in)", &err);
     /* Overrides are checked together at the end, so their order does not matter; the message

@@ -20,11 +20,11 @@ int app_gui_main(int argc, char **argv)
 #include "render_gui.h"
 
 static const char gui_usage[] =
-    "usage: horizon gui [SCENARIO.ini] [options]\n"
+    "usage: horizon gui [SCENARIO.ini | MODEL] [options]\n"
     "\n"
     "Opens a window that shows the simulation live: the field through the colormap with the\n"
-    "agents on top. Press H in the window for every key. Without SCENARIO, the built-in default\n"
-    "scenario runs.\n"
+    "agents on top. Press H in the window for every key. MODEL is the name of a scenario in\n"
+    "the library (see horizon models). Without either, the built-in default scenario runs.\n"
     "\n"
     "options:\n"
     "  --set SECTION.KEY=VALUE  override any scenario key (repeatable)\n"

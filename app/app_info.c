@@ -17,9 +17,10 @@ int app_info_main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            puts("usage: horizon info [SCENARIO.ini] [--set SECTION.KEY=VALUE ...]\n\n"
+            puts("usage: horizon info [SCENARIO.ini | MODEL] [--set SECTION.KEY=VALUE ...]\n\n"
                  "Prints the version, the backends compiled in, the CUDA devices found (with free\n"
-                 "memory) and, for a scenario, the memory it needs on each backend.");
+                 "memory) and, for a scenario (a file, or a model: see horizon models), the\n"
+                 "memory it needs on each backend.");
             return APP_EXIT_OK;
         } else if (app_opt(argc, argv, &i, "--set", &v, &bad)) {
             if (bad)

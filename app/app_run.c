@@ -22,10 +22,11 @@
 #include "sim_outdir.h"
 
 static const char run_usage[] =
-    "usage: horizon run [SCENARIO.ini] [options]\n"
+    "usage: horizon run [SCENARIO.ini | MODEL] [options]\n"
     "\n"
     "Runs a scenario headless and writes stats.csv, frames/frame_NNNNNN.png and run.json into\n"
-    "the output directory. Without SCENARIO, the built-in default scenario runs.\n"
+    "the output directory. SCENARIO.ini is a file; MODEL the name of one in the library (see\n"
+    "horizon models). Without either, the built-in default scenario runs.\n"
     "\n"
     "options:\n"
     "  --set SECTION.KEY=VALUE  override any scenario key (repeatable), e.g. world.width=256\n"

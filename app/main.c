@@ -1,4 +1,5 @@
-/* main.c - the horizon executable: dispatches to the subcommands run, gui, bench and info. */
+/* main.c - the horizon executable: dispatches to the subcommands run, gui, sweep, bench, info and
+ * models. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +18,11 @@ static const char usage[] =
     "  sweep FILE        parameter sweeps and replicates: many runs, one sweep.csv\n"
     "  bench             benchmarks (horizon sums, Jacobi sweeps, full steps)\n"
     "  info [SCENARIO]   version, backends, devices, memory estimate\n"
+    "  models            the model library: scenarios to give by name (horizon run laplace)\n"
     "\n"
-    "Without SCENARIO the built-in default scenario is used. `horizon COMMAND --help` shows the\n"
-    "options of a command. Scenario keys are listed in the README.\n"
+    "SCENARIO is a scenario file or the name of a model (see horizon models); without it the\n"
+    "built-in default scenario is used. `horizon COMMAND --help` shows the options of a\n"
+    "command. Scenario keys are listed in the README.\n"
     "\n"
     "  -h, --help        this help\n"
     "  --version         print the version\n";
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
         return app_bench_main(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0)
         return app_info_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "models") == 0)
+        return app_models_main(argc - 1, argv + 1);
     fprintf(stderr, "horizon: unknown command '%s' (try horizon --help)\n", cmd);
     return APP_EXIT_USAGE;
 }

@@ -13,7 +13,9 @@
 
 struct sim {
     sim_scenario sc;
+    sim_model model;
     const sim_backend_ops *ops;
+    int engine; /* 1: ops is a model engine (create_state), the agent count changes */
     void *impl;
     int threads;
     int64_t step;
@@ -24,6 +26,7 @@ struct sim {
     float *h_field;
     uint32_t *h_agents;
     uint8_t *h_occ;
+    int64_t h_agents_cap;
 };
 
 /* Refuses a table this build cannot drive: another version (its members may not be where this
@@ -51,10 +54,70 @@ static int check_ops(const sim_backend_ops *ops, sim_err *err)
                           : !ops->region_sums ? "region_sums"
                           : !ops->read_cells  ? "read_cells"
                           : !ops->agent_cells ? "agent_cells"
+                          : ops->create_state && !ops->read_state ? "read_state"
+                          : !ops->create_state && ops->read_state ? "create_state"
                                               : NULL;
     if (missing)
         return sim_err_set(err, SIM_EINVAL, "backend table \"%s\" has no %s", name, missing);
     return SIM_OK;
+}
+
+/* The table that runs sc's model: ops itself when it is a model engine or the model is plain,
+ * else the model engine ops names. */
+static int pick_engine(const sim_model *m, const sim_backend_ops *ops,
+                       const sim_backend_ops **out, sim_err *err)
+{
+    int rc = check_ops(ops, err);
+    if (rc != SIM_OK)
+        return rc;
+    *out = ops;
+    if (ops->create_state || m->plain)
+        return SIM_OK;
+    const sim_backend_ops *mops = ops->models ? ops->models() : NULL;
+    if (!mops)
+        return sim_err_set(err, SIM_EINVAL, "the %s backend has no model engine: it runs only "
+                           "one field and one species without walls or maps", ops->name);
+    rc = check_ops(mops, err);
+    if (rc == SIM_OK && !mops->create_state)
+        rc = sim_err_set(err, SIM_EINVAL, "backend table \"%s\" names a model engine without "
+                         "create_state", ops->name);
+    if (rc == SIM_OK)
+        *out = mops;
+    return rc;
+}
+
+int sim_create_from_model_state(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
+                                int64_t step, const sim_state *st, sim **out, sim_err *err)
+{
+    *out = NULL;
+    int rc = sim_scenario_validate(sc, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim *s = sim_calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    if ((rc = sim_model_build(sc, &s->model, err)) != SIM_OK ||
+        (rc = pick_engine(&s->model, ops, &ops, err)) != SIM_OK ||
+        (rc = sim_state_check(&s->model, st, err)) != SIM_OK)
+        goto fail;
+    s->sc = *sc;
+    s->ops = ops;
+    s->step = step;
+    s->n_agents = st->n;
+    s->threads = threads;
+    if (ops->create_state) {
+        s->engine = 1;
+        rc = ops->create_state(sc, st, threads, &s->impl, err);
+    } else {
+        rc = ops->create(sc, st->field[0], st->cell, st->n, threads, &s->impl, err);
+    }
+    if (rc == SIM_OK) {
+        *out = s;
+        return SIM_OK;
+    }
+fail:
+    sim_free(s);
+    return rc;
 }
 
 int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
@@ -75,11 +138,38 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
     if (!s)
         return sim_err_set(err, SIM_ENOMEM, "out of memory");
     s->sc = *sc;
+    if ((rc = sim_model_build(sc, &s->model, err)) != SIM_OK) {
+        sim_free(s);
+        return rc;
+    }
+    if (!s->model.plain && !ops->create_state) {
+        sim_free(s);
+        return sim_err_set(err, SIM_EINVAL, "a saved single-field state for a model that is "
+                           "not plain (use sim_create_from_model_state)");
+    }
     s->ops = ops;
     s->step = step;
     s->n_agents = n_agents;
     s->threads = threads;
-    rc = ops->create(sc, field, agents, n_agents, threads, &s->impl, err);
+    if (ops->create_state) {
+        /* a plain state handed to a model engine: one field, species 0, ids = indices */
+        sim_state st;
+        rc = sim_state_alloc(&s->model, n_agents, &st, err);
+        if (rc == SIM_OK) {
+            memcpy(st.field[0], field, (size_t)st.cells * sizeof *field);
+            for (int64_t i = 0; i < n_agents; i++) {
+                st.cell[i] = agents[i];
+                st.id[i] = (uint32_t)i;
+            }
+            st.n = n_agents;
+            st.next_id = (uint32_t)n_agents;
+            s->engine = 1;
+            rc = ops->create_state(sc, &st, threads, &s->impl, err);
+            sim_state_free(&st);
+        }
+    } else {
+        rc = ops->create(sc, field, agents, n_agents, threads, &s->impl, err);
+    }
     if (rc != SIM_OK) {
         sim_free(s);
         return rc;
@@ -97,6 +187,23 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
         return rc;
     rc = sim_scenario_validate(sc, err);
     if (rc != SIM_OK)
+        return rc;
+    sim_model *m = sim_malloc(sizeof *m);
+    if (!m)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    const sim_backend_ops *engine = ops;
+    if ((rc = sim_model_build(sc, m, err)) == SIM_OK)
+        rc = pick_engine(m, ops, &engine, err);
+    if (rc == SIM_OK && engine->create_state) {
+        sim_state st;
+        rc = sim_model_world_init(sc, m, threads, &st, err);
+        if (rc == SIM_OK) {
+            rc = sim_create_from_model_state(sc, engine, threads, 0, &st, out, err);
+            sim_state_free(&st);
+        }
+    }
+    sim_free(m);
+    if (rc != SIM_OK || engine->create_state)
         return rc;
     int64_t cells = (int64_t)sc->width * sc->height;
     int64_t n = sim_scenario_agent_count(sc);
@@ -135,6 +242,8 @@ int sim_step(sim *s, int want_stats, sim_stats *st)
         return rc;
     s->step++;
     st->step = s->step;
+    if (s->engine)
+        s->n_agents = st->agents;
     st->agents = s->n_agents;
     return SIM_OK;
 }
@@ -153,8 +262,11 @@ int sim_step_batch(sim *s, int n, const uint8_t *want_stats, sim_stats *out)
     /* What sim_step sets itself, whatever the backend wrote there. */
     for (int k = 0; k < n; k++) {
         out[k].step = s->step + k + 1;
-        out[k].agents = s->n_agents;
+        if (!s->engine)
+            out[k].agents = s->n_agents;
     }
+    if (s->engine)
+        s->n_agents = out[n - 1].agents;
     s->step += n;
     return SIM_OK;
 }
@@ -265,8 +377,18 @@ static int check_view(const sim_view *v, sim_err *err)
 /* Allocates the host copy on the first call (all three or none). */
 static int host_copy(sim *s)
 {
+    if (s->h_field && s->n_agents > s->h_agents_cap) {
+        int64_t cap = s->n_agents * 2;
+        uint32_t *a = sim_realloc(s->h_agents, (size_t)cap * sizeof *a);
+        if (!a)
+            return sim_err_set(&s->err, SIM_ENOMEM, "compose: out of memory for %lld agents",
+                               (long long)cap);
+        s->h_agents = a;
+        s->h_agents_cap = cap;
+    }
     if (s->h_field)
         return SIM_OK;
+    s->h_agents_cap = s->n_agents > 0 ? s->n_agents : 1;
     size_t cells = (size_t)s->sc.width * (size_t)s->sc.height;
     s->h_field = sim_malloc_array(cells, sizeof *s->h_field);
     s->h_agents = sim_malloc_array((size_t)(s->n_agents > 0 ? s->n_agents : 1),
@@ -322,6 +444,20 @@ int sim_set_params(sim *s, const sim_scenario *sc)
     int rc = sim_scenario_check_values(sc, SIM_KEYS_RUNTIME, "set params", &s->err);
     if (rc != SIM_OK)
         return rc;
+    if (s->engine) {
+        sim_state st;
+        void *impl = NULL;
+        if ((rc = sim_read_state(s, &st)) != SIM_OK)
+            return rc;
+        rc = s->ops->create_state(sc, &st, s->threads, &impl, &s->err);
+        sim_state_free(&st);
+        if (rc != SIM_OK)
+            return rc;
+        s->ops->destroy(s->impl);
+        s->impl = impl;
+        s->sc = *sc;
+        return sim_model_build(sc, &s->model, &s->err);
+    }
     size_t cells = (size_t)s->sc.width * (size_t)s->sc.height;
     float *field = sim_malloc_array(cells, sizeof *field);
     uint32_t *agents = sim_malloc_array((size_t)(s->n_agents > 0 ? s->n_agents : 1),
@@ -345,6 +481,29 @@ done:
     sim_free(agents);
     return rc;
 }
+
+int sim_read_state(sim *s, sim_state *st)
+{
+    int rc = sim_state_alloc(&s->model, s->n_agents, st, &s->err);
+    if (rc != SIM_OK)
+        return rc;
+    if (s->engine) {
+        rc = s->ops->read_state(s->impl, st, &s->err);
+    } else {
+        rc = s->ops->read_field(s->impl, st->field[0], &s->err);
+        if (rc == SIM_OK)
+            rc = s->ops->read_agents(s->impl, st->cell, &s->err);
+        for (int64_t i = 0; i < s->n_agents; i++)
+            st->id[i] = (uint32_t)i;
+        st->n = s->n_agents;
+        st->next_id = (uint32_t)s->n_agents;
+    }
+    if (rc != SIM_OK)
+        sim_state_free(st);
+    return rc;
+}
+
+const sim_model *sim_get_model(const sim *s) { return &s->model; }
 
 int64_t sim_steps_done(const sim *s) { return s->step; }
 int64_t sim_agent_count(const sim *s) { return s->n_agents; }

@@ -28,6 +28,19 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
                           int64_t step, const float *field, const uint32_t *agents,
                           int64_t n_agents, sim **out, sim_err *err);
 
+/* Like sim_create_from_state, from the full state of a model world (sim_model.h): any model.
+ * ops may be a single-model backend (its model engine runs a model that is not plain) or a
+ * model engine. The state is checked (sim_state_check). */
+int sim_create_from_model_state(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
+                                int64_t step, const sim_state *st, sim **out, sim_err *err);
+
+/* The whole state into st, allocated here (sim_state_free it): fields, maps, agents with ids,
+ * species, energy and age. For a single-model backend: one field, species 0, ids = indices. */
+int sim_read_state(sim *s, sim_state *st);
+
+/* The scenario's model, resolved (names, counts; sim_model.h). */
+const sim_model *sim_get_model(const sim *s);
+
 void sim_destroy(sim *s); /* NULL is a no-op */
 
 /* Advances one step; fills *st (all fields when want_stats, else step and moved). On failure the

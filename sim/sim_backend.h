@@ -6,9 +6,21 @@
 
 #include <stdint.h>
 
+#include "sim_model.h"
 #include "sim_scenario.h"
 #include "sim_status.h"
 #include "sim_view.h"
+
+/* Per species and per field statistics of a model engine's step (sim_model.h). */
+typedef struct sim_species_stats {
+    int64_t count, moved, births, deaths;
+    double energy; /* mean energy of the living (sim_energy_fix summed, / 256 / count); 0 */
+} sim_species_stats;
+
+typedef struct sim_field_stats {
+    double total, mean; /* as field_total and field_mean below */
+    float max;
+} sim_field_stats;
 
 /* Statistics of one step. `moved` is always filled; the rest only when asked for. */
 typedef struct sim_stats {
@@ -20,6 +32,12 @@ typedef struct sim_stats {
     float field_max;
     float residual;      /* max |T' - T| over the last Jacobi sweep of the step (0: no sweep) */
     uint64_t checksum;   /* sim_checksum_* summed over cells and agents */
+    /* Model engines only (0 from the single-model backends): per species (moved and count
+     * always, the rest when asked for) and per field (when asked for). The fields above then
+     * describe the output field; residual is the largest of the fields'. */
+    int n_species, n_fields;
+    sim_species_stats species[SIM_MAX_SPECIES];
+    sim_field_stats fields[SIM_MAX_FIELDS];
 } sim_stats;
 
 /* The version of the table below. A table starts with the version it was written for and sim.h
@@ -28,8 +46,9 @@ typedef struct sim_stats {
  * member is added, removed, reordered or changes its contract.
  *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose.
  *   2: + region_sums, read_cells, agent_cells.
- *   3: + step_batch. */
-#define SIM_BACKEND_VERSION 3
+ *   3: + step_batch.
+ *   4: + models, create_state, read_state; sim_stats' species and fields groups. */
+#define SIM_BACKEND_VERSION 4
 
 /* The most steps one step_batch call (and sim_step_batch) may advance. A backend may size
  * buffers by it (the CUDA backend's read-back rings: 256 control blocks of 40 bytes). */
@@ -91,10 +110,30 @@ typedef struct sim_backend_ops {
                       sim_err *err);
     /* cells[i] = the cell of agent ids[i] (in [0, n_agents)). */
     int (*agent_cells)(void *b, const int64_t *ids, int64_t n, uint32_t *cells, sim_err *err);
+
+    /* ---- Model engines (sim_model.h) ----
+     * A single-model backend runs plain models only and names, in `models`, the model engine
+     * of its kind (NULL: none), which sim.h uses for every other model. A model engine has
+     * `models` NULL and create_state and read_state set; its `create` is never called.
+     *
+     * create_state: a backend for the scenario's model from the state st (checked by sim.h:
+     * sim_state_check); the backend copies what it needs. The agent count then changes with
+     * births and deaths: each step's st->agents says how many there are after it.
+     * read_state: the whole state into st, which the caller allocated (sim_state_alloc) with
+     * room for the current agents; sets st->n and st->next_id. read_field, paint, region_sums
+     * and read_cells act on the output field; `horizon` gives the scores of the first species;
+     * ids in read_cells and agent_cells are indices into the agent arrays. */
+    const struct sim_backend_ops *(*models)(void);
+    int (*create_state)(const sim_scenario *sc, const sim_state *st, int threads, void **out,
+                        sim_err *err);
+    int (*read_state)(void *b, sim_state *st, sim_err *err);
 } sim_backend_ops;
 
 /* The CPU backend (OpenMP; bit-identical for any thread count). */
 const sim_backend_ops *sim_cpu_backend(void);
+
+/* The CPU model engine (sim_model_cpu.c): every model, the oracle of the CUDA one. */
+const sim_backend_ops *sim_cpu_model_backend(void);
 
 /* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the
  * struct and allocator rounding aside), for `horizon info`. */

@@ -435,6 +435,9 @@ static const sim_backend_ops cpu_ops = {
     .region_sums = cpu_region_sums,
     .read_cells = cpu_read_cells,
     .agent_cells = cpu_agent_cells,
+    .models = sim_cpu_model_backend,
+    .create_state = NULL,
+    .read_state = NULL,
 };
 
 const sim_backend_ops *sim_cpu_backend(void)

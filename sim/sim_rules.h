@@ -56,7 +56,7 @@ SIM_HD sim_u32x4 sim_philox4x32_10(sim_u32x4 ctr, uint32_t k0, uint32_t k1)
 }
 
 /* Purposes: the fourth counter word, so that streams for different uses never overlap. */
-enum { SIM_RNG_STEP = 0, SIM_RNG_PLACE = 1, SIM_RNG_FIELD = 2 };
+enum { SIM_RNG_STEP = 0, SIM_RNG_PLACE = 1, SIM_RNG_FIELD = 2, SIM_RNG_EAT = 3, SIM_RNG_BIRTH = 4 };
 
 /* Random words for (seed, step, index, purpose). */
 SIM_HD sim_u32x4 sim_random(uint64_t seed, uint64_t step, uint32_t index, uint32_t purpose)

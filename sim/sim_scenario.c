@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "sim_alloc.h"
+#include "sim_model.h"
 #include "sim_text.h"
 
-enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH, K_BOOL };
+/* K_TEXT: one line, may be empty. K_MAP: a PNG path, "" for none; a relative one is made
+ * absolute against the scenario file's directory (files) or the working directory (--set). */
+enum key_type { K_INT, K_I64, K_U64, K_FLOAT, K_DOUBLE, K_ENUM, K_PATH, K_BOOL, K_TEXT, K_MAP };
 
 typedef struct key_def {
     const char *section, *name;
@@ -43,6 +47,8 @@ void sim_json_string(FILE *f, const char *s)
 }
 static const char *const boundary_names[] = {"periodic", "wall", "fixed", NULL};
 static const char *const placement_names[] = {"random", "center", NULL};
+static const char *const species_placement_names[] = {"random", "center", "map", NULL};
+static const char *const resample_names[] = {"none", "nearest", NULL};
 static const char *const colormap_names[] = {"viridis", "magma", "inferno", "gray", NULL};
 /* A boolean's spellings, false then true in pairs: written back as 0 or 1 (INI) and false or
  * true (JSON); read in any letter case. */
@@ -57,6 +63,8 @@ static const key_def keys[] = {
     {"world", "fixed_bottom", K_FLOAT, OFF(fixed_bottom), -1e6, 1e6, 0, NULL, "0"},
     {"world", "fixed_left", K_FLOAT, OFF(fixed_left), -1e6, 1e6, 0, NULL, "0"},
     {"world", "fixed_right", K_FLOAT, OFF(fixed_right), -1e6, 1e6, 0, NULL, "0"},
+    {"world", "walls", K_MAP, OFF(walls), 0, 0, 0, NULL, ""},
+    {"world", "map_resample", K_ENUM, OFF(map_resample), 0, 0, 0, resample_names, "none"},
     {"field", "diffusion", K_FLOAT, OFF(diffusion), 0, 1, 1, NULL, "0.5"},
     {"field", "sweeps", K_INT, OFF(sweeps), 0, 10000, 0, NULL, "2"},
     {"field", "decay", K_FLOAT, OFF(decay), 0, 0.999999, 0, NULL, "0.01"},
@@ -79,8 +87,47 @@ static const key_def keys[] = {
     {"output", "legend", K_BOOL, OFF(legend), 0, 1, 0, NULL, "0"},
     {"output", "stats_every", K_I64, OFF(stats_every), 0, 1e15, 0, NULL, "1"},
     {"output", "dump_fields_every", K_I64, OFF(dump_fields_every), 0, 1e15, 0, NULL, "0"},
+    {"output", "field", K_TEXT, OFF(output_field), 0, SIM_NAME_MAX, 0, NULL, ""},
+    {"model", "description", K_TEXT, OFF(description), 0, SIM_PATH_MAX, 0, NULL, ""},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
+
+/* The keys of the named sections, with offsets into sim_field_spec and sim_species_spec. The
+ * defaults of a field are the [field] shorthand's. */
+#define FOFF(f) offsetof(sim_field_spec, f)
+#define SOFF(f) offsetof(sim_species_spec, f)
+static const key_def field_keys[] = {
+    {"field", "diffusion", K_FLOAT, FOFF(diffusion), 0, 1, 1, NULL, "0.5"},
+    {"field", "sweeps", K_INT, FOFF(sweeps), 0, 10000, 0, NULL, "2"},
+    {"field", "decay", K_FLOAT, FOFF(decay), 0, 0.999999, 0, NULL, "0.01"},
+    {"field", "initial", K_FLOAT, FOFF(initial), -1e6, 1e6, 0, NULL, "0"},
+    {"field", "init_noise", K_FLOAT, FOFF(init_noise), 0, 1e6, 0, NULL, "1"},
+    {"field", "map", K_MAP, FOFF(map), 0, 0, 0, NULL, ""},
+    {"field", "map_scale", K_FLOAT, FOFF(map_scale), -1e6, 1e6, 0, NULL, "1"},
+    {"field", "growth", K_FLOAT, FOFF(growth), 0, 1e6, 0, NULL, "0"},
+    {"field", "capacity", K_FLOAT, FOFF(capacity), 0, 1e6, 0, NULL, "1"},
+    {"field", "capacity_map", K_MAP, FOFF(capacity_map), 0, 0, 0, NULL, ""},
+    {"field", "sources", K_MAP, FOFF(sources), 0, 0, 0, NULL, ""},
+    {"field", "source_value", K_FLOAT, FOFF(source_value), -1e6, 1e6, 0, NULL, "1"},
+};
+static const key_def species_keys[] = {
+    {"species", "count", K_I64, SOFF(count), -1, (double)SIM_MAX_CELLS, 0, NULL, "-1"},
+    {"species", "density", K_DOUBLE, SOFF(density), 0, 1, 0, NULL, "0.1"},
+    {"species", "placement", K_ENUM, SOFF(placement), 0, 0, 0, species_placement_names, "random"},
+    {"species", "placement_map", K_MAP, SOFF(placement_map), 0, 0, 0, NULL, ""},
+    {"species", "radius", K_INT, SOFF(radius), 0, SIM_MAX_RADIUS, 0, NULL, "8"},
+    {"species", "noise", K_DOUBLE, SOFF(noise), 0, 1, 0, NULL, "0.3"},
+    {"species", "sense", K_TEXT, SOFF(sense), 0, SIM_LIST_MAX, 0, NULL, ""},
+    {"species", "deposit", K_TEXT, SOFF(deposit), 0, SIM_LIST_MAX, 0, NULL, ""},
+    {"species", "energy", K_FLOAT, SOFF(energy), 0, 1e6, 0, NULL, "10"},
+    {"species", "uptake", K_TEXT, SOFF(uptake), 0, SIM_LIST_MAX, 0, NULL, ""},
+    {"species", "metabolism", K_FLOAT, SOFF(metabolism), 0, 1e6, 0, NULL, "0"},
+    {"species", "max_age", K_I64, SOFF(max_age), 0, 1e15, 0, NULL, "0"},
+    {"species", "birth_energy", K_FLOAT, SOFF(birth_energy), 0, 1e6, 0, NULL, "0"},
+    {"species", "eats", K_TEXT, SOFF(eats), 0, SIM_LIST_MAX, 0, NULL, ""},
+};
+#define NFKEYS (sizeof field_keys / sizeof field_keys[0])
+#define NSKEYS (sizeof species_keys / sizeof species_keys[0])
 
 static const key_def *find_key(const char *section, const char *name)
 {
@@ -129,6 +176,8 @@ static void allowed_text(const key_def *k, char *buf, size_t n)
         snprintf(buf, n, "(allowed 0 .. 18446744073709551615)");
     } else if (k->type == K_PATH) {
         snprintf(buf, n, "(allowed a path of 1 .. %d bytes)", SIM_PATH_MAX - 1);
+    } else if (k->type == K_TEXT) {
+        snprintf(buf, n, "(allowed one line of 0 .. %d bytes)", (int)k->hi - 1);
     } else if (k->type == K_BOOL) {
         snprintf(buf, n, "(allowed 0|1|true|false|yes|no|on|off)");
     } else {
@@ -137,15 +186,21 @@ static void allowed_text(const key_def *k, char *buf, size_t n)
     }
 }
 
-static int bad(const key_def *k, const char *where, const char *value, const char *what,
-               sim_err *err)
+static int bad_in(const key_def *k, const char *section, const char *where, const char *value,
+                  const char *what, sim_err *err)
 {
     char allowed[160];
     allowed_text(k, allowed, sizeof allowed);
     /* a long value would push the allowed range out of the one-line message */
     int n = strlen(value) > 64 ? 48 : 64;
-    return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: %s '%.*s%s' %s", where, k->section, k->name,
+    return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: %s '%.*s%s' %s", where, section, k->name,
                        what, n, value, strlen(value) > 64 ? "..." : "", allowed);
+}
+
+static int bad(const key_def *k, const char *where, const char *value, const char *what,
+               sim_err *err)
+{
+    return bad_in(k, k->section, where, value, what, err);
 }
 
 static int parse_number(const char *s, int integer, double *out)
@@ -179,11 +234,31 @@ static int in_range(const key_def *k, double v)
            !(k->lo_open && k->type == K_FLOAT && (float)v == (float)k->lo);
 }
 
-/* Parses value by k's type and range into sc. */
-static int set_value(sim_scenario *sc, const key_def *k, const char *value, const char *where,
-                     sim_err *err)
+/* Makes a relative K_MAP path absolute against base (a directory; NULL: the working
+ * directory) into out (SIM_PATH_MAX bytes). 0 when it does not fit. */
+static int absolute_path(const char *value, const char *base, char *out)
 {
-    char *field = (char *)sc + k->offset;
+    char cwd[SIM_PATH_MAX];
+    if (value[0] == '/' || value[0] == '\0')
+        return snprintf(out, SIM_PATH_MAX, "%s", value) < SIM_PATH_MAX;
+    if (!base) {
+        if (!getcwd(cwd, sizeof cwd))
+            return 0;
+        base = cwd;
+    }
+    return snprintf(out, SIM_PATH_MAX, "%s/%s", base, value) < SIM_PATH_MAX;
+}
+
+/* The directory K_MAP paths of the text being parsed are relative to (sim_scenario_parse_file
+ * sets it for the duration of the parse; NULL: the working directory). */
+static _Thread_local const char *map_base;
+
+/* Parses value by k's type and range into the struct at base (sc, or one of its named
+ * sections). */
+static int set_value(void *base, const key_def *k, const char *section, const char *value,
+                     const char *where, sim_err *err)
+{
+    char *field = (char *)base + k->offset;
     switch (k->type) {
     case K_ENUM:
         for (int i = 0; k->names[i]; i++)
@@ -191,32 +266,48 @@ static int set_value(sim_scenario *sc, const key_def *k, const char *value, cons
                 *(int *)field = i;
                 return SIM_OK;
             }
-        return bad(k, where, value, "unknown value", err);
+        return bad_in(k, section, where, value, "unknown value", err);
     case K_BOOL:
         for (int i = 0; bool_names[i]; i++)
             if (strcasecmp(bool_names[i], value) == 0) {
                 *(int *)field = i % 2;
                 return SIM_OK;
             }
-        return bad(k, where, value, "not a boolean", err);
+        return bad_in(k, section, where, value, "not a boolean", err);
+    case K_MAP: {
+        char full[SIM_PATH_MAX];
+        if (strpbrk(value, "\r\n"))
+            return bad_in(k, section, where, value, "not one line", err);
+        if (!absolute_path(value, map_base, full))
+            return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: path too long (at most %d bytes "
+                               "once made absolute)", where, section, k->name,
+                               SIM_PATH_MAX - 1);
+        memcpy(field, full, strlen(full) + 1);
+        return SIM_OK;
+    }
     case K_PATH:
-        if (strlen(value) >= SIM_PATH_MAX)
-            return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: value too long (at most %d bytes, "
-                               "got %zu)", where, k->section, k->name, SIM_PATH_MAX - 1,
-                               strlen(value));
-        if (value[0] == '\0')
-            return bad(k, where, value, "bad path", err);
+    case K_TEXT: {
+        /* a K_TEXT's hi is its buffer's size */
+        size_t cap = k->type == K_TEXT ? (size_t)k->hi : SIM_PATH_MAX;
+        if (strlen(value) >= cap)
+            return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: value too long (at most %zu bytes, "
+                               "got %zu)", where, section, k->name, cap - 1, strlen(value));
+        if (value[0] == '\0' && k->type == K_PATH)
+            return bad_in(k, section, where, value, "bad path", err);
+        if (strpbrk(value, "\r\n"))
+            return bad_in(k, section, where, value, "not one line", err);
         memcpy(field, value, strlen(value) + 1);
         return SIM_OK;
+    }
     case K_U64: {
         char *end;
         errno = 0;
         /* strtoull would skip blanks and wrap "-1" around; base 10 like every other key */
         if (value[0] < '0' || value[0] > '9')
-            return bad(k, where, value, "not an unsigned integer", err);
+            return bad_in(k, section, where, value, "not an unsigned integer", err);
         unsigned long long u = strtoull(value, &end, 10);
         if (*end != '\0' || errno == ERANGE)
-            return bad(k, where, value, "not an unsigned integer", err);
+            return bad_in(k, section, where, value, "not an unsigned integer", err);
         *(uint64_t *)field = (uint64_t)u;
         return SIM_OK;
     }
@@ -224,9 +315,9 @@ static int set_value(sim_scenario *sc, const key_def *k, const char *value, cons
         int integer = k->type == K_INT || k->type == K_I64;
         double v;
         if (!parse_number(value, integer, &v))
-            return bad(k, where, value, integer ? "not an integer" : "not a number", err);
+            return bad_in(k, section, where, value, integer ? "not an integer" : "not a number", err);
         if (!in_range(k, v))
-            return bad(k, where, value, "out of range", err);
+            return bad_in(k, section, where, value, "out of range", err);
         if (k->type == K_INT)
             *(int *)field = (int)v;
         else if (k->type == K_I64)
@@ -240,14 +331,128 @@ static int set_value(sim_scenario *sc, const key_def *k, const char *value, cons
     }
 }
 
+/* A named section's kind: its key table, the struct of slot `slot` and the count of slots. */
+typedef struct named_kind {
+    const char *prefix; /* "field", "species" */
+    const key_def *keys;
+    size_t nkeys;
+    int max;
+} named_kind;
+
+static const named_kind named_kinds[2] = {
+    {"field", field_keys, NFKEYS, SIM_MAX_FIELDS},
+    {"species", species_keys, NSKEYS, SIM_MAX_SPECIES},
+};
+
+static void *named_base(sim_scenario *sc, int kind, int slot)
+{
+    return kind == 0 ? (void *)&sc->fields[slot] : (void *)&sc->species[slot];
+}
+
+static int *named_count(sim_scenario *sc, int kind)
+{
+    return kind == 0 ? &sc->n_fields : &sc->n_species;
+}
+
+static const char *named_name(const sim_scenario *sc, int kind, int slot)
+{
+    return kind == 0 ? sc->fields[slot].name : sc->species[slot].name;
+}
+
+/* The kind of a section "field.NAME" or "species.NAME" (0, 1), or -1; *name is then NAME. */
+static int named_kind_of(const char *section, const char **name)
+{
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(named_kinds[k].prefix);
+        if (strncmp(section, named_kinds[k].prefix, n) == 0 && section[n] == '.') {
+            *name = section + n + 1;
+            return k;
+        }
+    }
+    return -1;
+}
+
+int sim_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= SIM_NAME_MAX || !(name[0] >= 'a' && name[0] <= 'z'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* The slot of the named section, added (with its defaults) when it is new. -1 with the
+ * message in err for a bad name or one section too many. */
+static int named_slot(sim_scenario *sc, int kind, const char *name, const char *where,
+                      sim_err *err)
+{
+    const named_kind *nk = &named_kinds[kind];
+    int *count = named_count(sc, kind);
+    for (int i = 0; i < *count; i++)
+        if (strcmp(named_name(sc, kind, i), name) == 0)
+            return i;
+    if (!sim_name_valid(name) || strcmp(name, "occ") == 0) {
+        sim_err_set(err, SIM_EINVAL, "%s: [%s.%s]: bad name (allowed a lower-case letter, then "
+                    "letters, digits or _, at most %d bytes; not 'occ')", where, nk->prefix, name,
+                    SIM_NAME_MAX - 1);
+        return -1;
+    }
+    if (*count >= nk->max) {
+        sim_err_set(err, SIM_EINVAL, "%s: [%s.%s]: too many %s sections (allowed at most %d)",
+                    where, nk->prefix, name, nk->prefix, nk->max);
+        return -1;
+    }
+    int slot = (*count)++;
+    void *base = named_base(sc, kind, slot);
+    memset(base, 0, kind == 0 ? sizeof(sim_field_spec) : sizeof(sim_species_spec));
+    for (size_t i = 0; i < nk->nkeys; i++) {
+        int rc = set_value(base, &nk->keys[i], nk->prefix, nk->keys[i].defval, "default", NULL);
+        (void)rc; /* constants, checked by the tests */
+    }
+    snprintf((char *)base, SIM_NAME_MAX, "%s", name); /* name is the first member of both */
+    return slot;
+}
+
+static int set_named_key(sim_scenario *sc, int kind, const char *section, const char *name,
+                         const char *key, const char *value, const char *where, sim_err *err)
+{
+    const named_kind *nk = &named_kinds[kind];
+    const key_def *k = NULL;
+    for (size_t i = 0; i < nk->nkeys; i++)
+        if (strcmp(nk->keys[i].name, key) == 0)
+            k = &nk->keys[i];
+    if (!k) {
+        char names[320];
+        size_t used = 0;
+        names[0] = '\0';
+        for (size_t i = 0; i < nk->nkeys && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? "|" : "",
+                                     nk->keys[i].name);
+        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
+                           key, names);
+    }
+    int slot = named_slot(sc, kind, name, where, err);
+    if (slot < 0)
+        return SIM_EINVAL;
+    return set_value(named_base(sc, kind, slot), k, section, value, where, err);
+}
+
 int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
                          const char *value, const char *where, sim_err *err)
 {
+    const char *name;
+    int kind = named_kind_of(section, &name);
+    if (kind >= 0)
+        return set_named_key(sc, kind, section, name, key, value, where, err);
     const key_def *k = find_key(section, key);
     if (!k) {
         if (!section_known(section))
             return sim_err_set(err, SIM_EINVAL,
-                               "%s: [%s]: unknown section (allowed world|field|agents|run|output)",
+                               "%s: [%s]: unknown section (allowed world|field|agents|run|output|model|"
+                               "field.NAME|species.NAME)",
                                where, section);
         char names[256];
         size_t used = 0;
@@ -259,7 +464,11 @@ int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
         return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
                            key, names);
     }
-    int rc = set_value(sc, k, value, where, err);
+    if (strcmp(section, "field") == 0 && strcmp(where, "default") != 0)
+        sc->shorthand |= 1;
+    if (strcmp(section, "agents") == 0 && strcmp(where, "default") != 0)
+        sc->shorthand |= 2;
+    int rc = set_value(sc, k, section, value, where, err);
     int slot = origin_slot(k);
     if (rc == SIM_OK && slot >= 0) {
         snprintf(sc->origin.where[slot], sizeof sc->origin.where[slot], "%s", where);
@@ -291,6 +500,11 @@ typedef struct parse_ctx {
     int in_key;    /* a key line since the last section header: libinih's multi-line state */
     int key_line[NKEYS];     /* line that set each key in this text, 0 if none */
     int section_line[NKEYS]; /* line of each section's header, by section_index; 0 if none */
+    /* the same for the named sections: by kind, slot and key; headers by their text */
+    int named_key_line[2][SIM_MAX_SPECIES > SIM_MAX_FIELDS ? SIM_MAX_SPECIES : SIM_MAX_FIELDS]
+                      [NFKEYS > NSKEYS ? NFKEYS : NSKEYS];
+    char named_header[2 * (SIM_MAX_FIELDS + SIM_MAX_SPECIES)][SIM_NAME_MAX + 16];
+    int named_header_line[2 * (SIM_MAX_FIELDS + SIM_MAX_SPECIES)];
     sim_err *err;
 } parse_ctx;
 
@@ -321,7 +535,33 @@ static int check_section_line(parse_ctx *ctx, const char *line_text, int line)
     if (*end != ']')
         return 0; /* libinih reports the syntax error */
     ctx->in_key = 0;
-    int idx = section_index(start + 1, (size_t)(end - start - 1));
+    size_t len = (size_t)(end - start - 1);
+    int idx = section_index(start + 1, len);
+    if (idx < 0 && len < SIM_NAME_MAX + 16) {
+        char header[SIM_NAME_MAX + 16];
+        memcpy(header, start + 1, len);
+        header[len] = '\0';
+        const char *name;
+        int kind = named_kind_of(header, &name);
+        if (kind < 0)
+            return 0;
+        int n = (int)(sizeof ctx->named_header / sizeof ctx->named_header[0]);
+        for (int i = 0; i < n; i++) {
+            if (ctx->named_header_line[i] && strcmp(ctx->named_header[i], header) == 0)
+                return sim_err_set(ctx->err, SIM_EINVAL, "%s:%d: [%s]: duplicate section "
+                                   "(first at line %d)", ctx->name, line, header,
+                                   ctx->named_header_line[i]);
+            if (!ctx->named_header_line[i]) {
+                memcpy(ctx->named_header[i], header, len + 1);
+                ctx->named_header_line[i] = line;
+                /* the section exists from its header on, keys or not */
+                char where[SIM_PATH_MAX + 32];
+                snprintf(where, sizeof where, "%s:%d", ctx->name, line);
+                return named_slot(ctx->sc, kind, name, where, ctx->err) < 0 ? SIM_EINVAL : 0;
+            }
+        }
+        return 0; /* more sections than slots: refused at the first key of one too many */
+    }
     if (idx < 0)
         return 0; /* unknown: refused at its first key, and harmless without one */
     if (ctx->section_line[idx])
@@ -377,9 +617,21 @@ static int handler(void *user, const char *section, const char *name, const char
      * line) would silently replace the first. --set overrides are another matter: they are
      * applied to the parsed scenario, not to the text. */
     const key_def *k = find_key(section, name);
-    if (k && ctx->key_line[k - keys]) {
+    int *seen = k ? &ctx->key_line[k - keys] : NULL;
+    const char *sname;
+    int kind = named_kind_of(section, &sname);
+    if (kind >= 0) {
+        const named_kind *nk = &named_kinds[kind];
+        int *count = named_count(ctx->sc, kind);
+        for (int slot = 0; slot < *count; slot++)
+            if (strcmp(named_name(ctx->sc, kind, slot), sname) == 0)
+                for (size_t i = 0; i < nk->nkeys; i++)
+                    if (strcmp(nk->keys[i].name, name) == 0)
+                        seen = &ctx->named_key_line[kind][slot][i];
+    }
+    if (seen && *seen) {
         sim_err_set(ctx->err, SIM_EINVAL, "%s: %s.%s: duplicate (first at line %d)", where,
-                    section, name, ctx->key_line[k - keys]);
+                    section, name, *seen);
         ctx->failed = line;
         return 0;
     }
@@ -387,7 +639,16 @@ static int handler(void *user, const char *section, const char *name, const char
         ctx->failed = line;
         return 0;
     }
-    ctx->key_line[k - keys] = line;
+    if (kind >= 0 && !seen) {
+        /* the section was new: its slot is the last one */
+        const named_kind *nk = &named_kinds[kind];
+        int slot = *named_count(ctx->sc, kind) - 1;
+        for (size_t i = 0; i < nk->nkeys; i++)
+            if (strcmp(nk->keys[i].name, name) == 0)
+                seen = &ctx->named_key_line[kind][slot][i];
+    }
+    if (seen)
+        *seen = line;
     return 1;
 }
 
@@ -421,7 +682,19 @@ int sim_scenario_parse_file(sim_scenario *sc, const char *path, sim_err *err)
     int rc = sim_text_read(path, "scenario", 16u << 20, &text, NULL, err);
     if (rc != SIM_OK)
         return rc;
+    /* Map paths in the file are relative to its directory, made absolute. */
+    char dir[SIM_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    char base[SIM_PATH_MAX];
+    if (!absolute_path(dir, NULL, base))
+        snprintf(base, sizeof base, "%s", dir);
+    map_base = base;
     rc = sim_scenario_parse_string(sc, text, path, err);
+    map_base = NULL;
     sim_free(text);
     return rc;
 }
@@ -442,7 +715,10 @@ int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err)
     else
         snprintf(where, sizeof where, "--set %s", assignment);
     const char *eq = strchr(assignment, '=');
-    const char *dot = strchr(assignment, '.');
+    const char *dot = NULL; /* the last one before '=': species.NAME.key */
+    for (const char *p = assignment; eq && p < eq; p++)
+        if (*p == '.')
+            dot = p;
     if (!eq || !dot || dot > eq)
         return sim_err_set(err, SIM_EINVAL, "%s: expected section.key=value (e.g. "
                            "world.width=256)", where);
@@ -493,7 +769,13 @@ int sim_scenario_validate(const sim_scenario *sc, sim_err *err)
                            "agents.density%s)", where, *where ? ": " : "", (long long)sc->count,
                            (long long)cells, sc->width, sc->height, (long long)cells, later);
     }
-    return SIM_OK;
+    if (sc->n_fields > 0 && (sc->shorthand & 1))
+        return sim_err_set(err, SIM_EINVAL, "[field]: cannot be mixed with [field.NAME] sections "
+                           "(give every field a name)");
+    if (sc->n_species > 0 && (sc->shorthand & 2))
+        return sim_err_set(err, SIM_EINVAL, "[agents]: cannot be mixed with [species.NAME] "
+                           "sections (give every species a name)");
+    return sim_model_check(sc, err); /* the names in lists, counts against cells */
 }
 
 /* The keys a running simulation may change, and those that never touch the state
@@ -523,7 +805,7 @@ static size_t key_bytes(const key_def *k)
     case K_U64: return sizeof(uint64_t);
     case K_FLOAT: return sizeof(float);
     case K_DOUBLE: return sizeof(double);
-    default: return 0; /* K_PATH: compared as text */
+    default: return 0; /* K_PATH, K_TEXT, K_MAP: compared as text */
     }
 }
 
@@ -536,11 +818,40 @@ int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, 
             continue;
         const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
         /* bits, not ==: -0 and 0 write differently, so they are different values here */
-        int differ = k->type == K_PATH ? strncmp(fa, fb, SIM_PATH_MAX) != 0
+        int differ = k->type == K_PATH || k->type == K_TEXT || k->type == K_MAP ? strncmp(fa, fb, SIM_PATH_MAX) != 0
                                        : memcmp(fa, fb, key_bytes(k)) != 0;
         if (differ) {
             snprintf(key, n, "%s.%s", k->section, k->name);
             return 1;
+        }
+    }
+    if (ignore & SIM_KEYS_FIXED)
+        return 0; /* every key of a named section is fixed */
+    for (int kind = 0; kind < 2; kind++) {
+        const named_kind *nk = &named_kinds[kind];
+        int na = *named_count((sim_scenario *)a, kind), nb = *named_count((sim_scenario *)b, kind);
+        if (na != nb) {
+            snprintf(key, n, "[%s.*] sections", nk->prefix);
+            return 1;
+        }
+        for (int slot = 0; slot < na; slot++) {
+            const char *fa = named_base((sim_scenario *)a, kind, slot);
+            const char *fb = named_base((sim_scenario *)b, kind, slot);
+            if (strcmp(fa, fb) != 0) {
+                snprintf(key, n, "[%s.%s]", nk->prefix, fa);
+                return 1;
+            }
+            for (size_t i = 0; i < nk->nkeys; i++) {
+                const key_def *k = &nk->keys[i];
+                int t = k->type;
+                int differ = t == K_PATH || t == K_TEXT || t == K_MAP
+                                 ? strcmp(fa + k->offset, fb + k->offset) != 0
+                                 : memcmp(fa + k->offset, fb + k->offset, key_bytes(k)) != 0;
+                if (differ) {
+                    snprintf(key, n, "%s.%s.%s", nk->prefix, fa, k->name);
+                    return 1;
+                }
+            }
         }
     }
     return 0;
@@ -576,8 +887,9 @@ int sim_scenario_check_values(const sim_scenario *sc, int which, const char *whe
             continue;
         }
         case K_PATH:
-            if (field[0] == '\0' || !memchr(field, '\0', SIM_PATH_MAX))
-                return bad(k, where, "", "bad path", err);
+        case K_TEXT:
+            if ((k->type == K_PATH && field[0] == '\0') || !memchr(field, '\0', SIM_PATH_MAX))
+                return bad(k, where, "", k->type == K_PATH ? "bad path" : "bad text", err);
             continue;
         default: continue; /* K_U64: every value is allowed */
         }
@@ -591,7 +903,8 @@ int sim_scenario_key_range(const char *section, const char *key, double *lo, dou
                            int *lo_open)
 {
     const key_def *k = find_key(section, key);
-    if (!k || k->type == K_ENUM || k->type == K_PATH || k->type == K_U64 || k->type == K_BOOL)
+    if (!k || k->type == K_ENUM || k->type == K_PATH || k->type == K_TEXT || k->type == K_U64 ||
+        k->type == K_BOOL)
         return 0;
     *lo = k->lo;
     *hi = k->hi;
@@ -599,9 +912,9 @@ int sim_scenario_key_range(const char *section, const char *key, double *lo, dou
     return 1;
 }
 
-static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int json)
+static void write_value(const key_def *k, const void *base, FILE *f, int json)
 {
-    const char *field = (const char *)sc + k->offset;
+    const char *field = (const char *)base + k->offset;
     switch (k->type) {
     case K_INT: fprintf(f, "%d", *(const int *)field); break;
     case K_I64: fprintf(f, "%" PRId64, *(const int64_t *)field); break;
@@ -611,6 +924,8 @@ static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int j
     case K_ENUM: fprintf(f, json ? "\"%s\"" : "%s", k->names[*(const int *)field]); break;
     case K_BOOL: fputs(bool_names[(json ? 2 : 0) + (*(const int *)field != 0)], f); break;
     case K_PATH:
+    case K_TEXT:
+    case K_MAP:
         if (!json) {
             fputs(field, f);
             break;
@@ -620,36 +935,74 @@ static void write_value(const key_def *k, const sim_scenario *sc, FILE *f, int j
     }
 }
 
-void sim_scenario_write_ini(const sim_scenario *sc, FILE *f)
+/* Whether the INI and JSON texts leave out key k: a shorthand section when named sections of
+ * its kind stand in for it. */
+static int shorthand_hidden(const sim_scenario *sc, const key_def *k)
 {
-    const char *section = "";
-    for (size_t i = 0; i < NKEYS; i++) {
-        if (strcmp(section, keys[i].section) != 0) {
-            section = keys[i].section;
-            fprintf(f, "%s[%s]\n", i ? "\n" : "", section);
+    return (sc->n_fields > 0 && strcmp(k->section, "field") == 0) ||
+           (sc->n_species > 0 && strcmp(k->section, "agents") == 0);
+}
+
+/* Calls emit for every section to write, in order: the fixed ones (less the hidden
+ * shorthands), then the named ones. */
+typedef void (*section_fn)(const char *title, const key_def *ks, size_t n, const void *base,
+                           FILE *f, int indent, int *first);
+
+static void for_each_section(const sim_scenario *sc, section_fn emit, FILE *f, int indent)
+{
+    int first = 1;
+    for (size_t i = 0; i < NKEYS;) {
+        size_t j = i;
+        while (j < NKEYS && strcmp(keys[j].section, keys[i].section) == 0)
+            j++;
+        if (!shorthand_hidden(sc, &keys[i]))
+            emit(keys[i].section, &keys[i], j - i, sc, f, indent, &first);
+        i = j;
+    }
+    for (int kind = 0; kind < 2; kind++)
+        for (int slot = 0; slot < *named_count((sim_scenario *)sc, kind); slot++) {
+            char title[SIM_NAME_MAX + 16];
+            snprintf(title, sizeof title, "%s.%s", named_kinds[kind].prefix,
+                     named_name(sc, kind, slot));
+            emit(title, named_kinds[kind].keys, named_kinds[kind].nkeys,
+                 named_base((sim_scenario *)sc, kind, slot), f, indent, &first);
         }
-        fprintf(f, "%s = ", keys[i].name);
-        write_value(&keys[i], sc, f, 0);
+}
+
+static void ini_section(const char *title, const key_def *ks, size_t n, const void *base,
+                        FILE *f, int indent, int *first)
+{
+    (void)indent;
+    fprintf(f, "%s[%s]\n", *first ? "" : "\n", title);
+    *first = 0;
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s = ", ks[i].name);
+        write_value(&ks[i], base, f, 0);
         fputc('\n', f);
     }
 }
 
+static void json_section(const char *title, const key_def *ks, size_t n, const void *base,
+                         FILE *f, int indent, int *first)
+{
+    fprintf(f, "%s\n%*s\"%s\": {", *first ? "" : ",", indent + 2, "", title);
+    *first = 0;
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\n%*s\"%s\": ", i ? "," : "", indent + 4, "", ks[i].name);
+        write_value(&ks[i], base, f, 1);
+    }
+    fprintf(f, "\n%*s}", indent + 2, "");
+}
+
+void sim_scenario_write_ini(const sim_scenario *sc, FILE *f)
+{
+    for_each_section(sc, ini_section, f, 0);
+}
+
 void sim_scenario_write_json(const sim_scenario *sc, FILE *f, int indent)
 {
-    const char *section = "";
     fputs("{", f);
-    for (size_t i = 0; i < NKEYS; i++) {
-        if (strcmp(section, keys[i].section) != 0) {
-            fprintf(f, "%s\n%*s\"%s\": {", i ? "\n" : "", indent + 2, "", keys[i].section);
-            section = keys[i].section;
-        } else {
-            fputc(',', f);
-        }
-        fprintf(f, "\n%*s\"%s\": ", indent + 4, "", keys[i].name);
-        write_value(&keys[i], sc, f, 1);
-        if (i + 1 == NKEYS || strcmp(keys[i + 1].section, section) != 0)
-            fprintf(f, "\n%*s}%s", indent + 2, "", i + 1 == NKEYS ? "" : ",");
-    }
+    for_each_section(sc, json_section, f, indent);
     fprintf(f, "\n%*s}", indent, "");
 }
 
@@ -665,7 +1018,7 @@ const char *sim_colormap_name(int c)
 
 const char *sim_placement_name(int p)
 {
-    return p >= 0 && p < 2 ? placement_names[p] : "?";
+    return p >= 0 && p < 3 ? species_placement_names[p] : "?";
 }
 
 int sim_colormap_from_name(const char *name)

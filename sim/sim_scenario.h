@@ -16,7 +16,8 @@ typedef enum sim_boundary {
 
 typedef enum sim_placement {
     SIM_PLACE_RANDOM = 0, /* distinct cells uniformly at random */
-    SIM_PLACE_CENTER = 1  /* distinct random cells inside a centred disk, as dense as allowed */
+    SIM_PLACE_CENTER = 1, /* distinct random cells inside a centred disk, as dense as allowed */
+    SIM_PLACE_MAP = 2     /* distinct random cells of a PNG mask (species only) */
 } sim_placement;
 
 typedef enum sim_colormap {
@@ -31,6 +32,46 @@ typedef enum sim_colormap {
 #define SIM_MAX_CELLS (1LL << 30)   /* width * height */
 #define SIM_MAX_RADIUS 64           /* horizon radius in cells; keeps exact sums inside int64 */
 #define SIM_PATH_MAX 1024
+#define SIM_MAX_FIELDS 4     /* named [field.NAME] sections */
+#define SIM_MAX_SPECIES 4    /* named [species.NAME] sections */
+#define SIM_NAME_MAX 24      /* a field or species name: [a-z][a-z0-9_]*, at most 23 bytes */
+#define SIM_LIST_MAX 256     /* the text of a list key (sense, deposit, uptake, eats) */
+
+
+/* A [field.NAME] section (README, "The model"). Map paths are "" when not given; a relative
+ * path in a file is taken relative to that file's directory when it is parsed. */
+typedef struct sim_field_spec {
+    char name[SIM_NAME_MAX];
+    float diffusion, decay, initial, init_noise;
+    int sweeps;
+    char map[SIM_PATH_MAX];          /* initial values: initial + map_scale * map + noise */
+    float map_scale;
+    float growth;                    /* T' = min(T + growth, capacity) before diffusing */
+    float capacity;
+    char capacity_map[SIM_PATH_MAX]; /* per-cell capacity: capacity * map */
+    char sources[SIM_PATH_MAX];      /* mask of cells held at source_value */
+    float source_value;
+} sim_field_spec;
+
+/* A [species.NAME] section. The list keys are kept as text and resolved against the names of
+ * the fields and species by sim_model_build (sim_model.h). */
+typedef struct sim_species_spec {
+    char name[SIM_NAME_MAX];
+    int64_t count;                    /* -1: density */
+    double density;                   /* of the cells that are not walls */
+    int placement;                    /* sim_placement */
+    char placement_map[SIM_PATH_MAX]; /* with placement = map */
+    int radius;
+    double noise;
+    char sense[SIM_LIST_MAX];         /* "FIELD:w, occ.SPECIES:w, ..." integer weights */
+    char deposit[SIM_LIST_MAX];       /* "FIELD:amount, ..." */
+    float energy;                     /* at birth and at the start */
+    char uptake[SIM_LIST_MAX];        /* "FIELD:amount" */
+    float metabolism;
+    int64_t max_age;                  /* 0: none */
+    float birth_energy;               /* 0: no births */
+    char eats[SIM_LIST_MAX];          /* "SPECIES:gain, ..." */
+} sim_species_spec;
 
 /* The keys whose values sim_scenario_validate checks against each other. */
 enum { SIM_ORIGIN_WIDTH, SIM_ORIGIN_HEIGHT, SIM_ORIGIN_COUNT, SIM_ORIGIN_KEYS };
@@ -75,9 +116,22 @@ typedef struct sim_scenario {
     int legend;               /* 1: frames carry a colour bar with their range; 0 or 1 */
     int64_t stats_every;      /* 0: no stats rows */
     int64_t dump_fields_every; /* 0: no .npy dumps */
+    /* [model] */
+    char description[SIM_PATH_MAX]; /* one line for `horizon models`; "" none */
+    /* [world] walls and maps, [output] field */
+    char walls[SIM_PATH_MAX];        /* PNG mask of wall cells; "" none */
+    int map_resample;                /* sim_map_resample (sim_map.h): none, nearest */
+    char output_field[SIM_NAME_MAX]; /* the field frames show; "" the first */
+    /* [field.NAME] and [species.NAME], in the order of their first appearance */
+    int n_fields, n_species;
+    sim_field_spec fields[SIM_MAX_FIELDS];
+    sim_species_spec species[SIM_MAX_SPECIES];
     /* Not part of the scenario's value: never written, and to be left out of comparisons
      * (compare sim_scenario_write_ini texts, or clear it). */
     sim_scenario_origins origin;
+    /* Which shorthand sections were given (1: [field], 2: [agents]) other than by default:
+     * they cannot be mixed with named sections of their kind. Not a value either. */
+    int shorthand;
 } sim_scenario;
 
 /* Fills sc with the built-in defaults of every key (the values documented in the README). */
@@ -146,6 +200,10 @@ int sim_scenario_check_values(const sim_scenario *sc, int which, const char *whe
  * allowed), or 0 for an unknown or non-numeric key. */
 int sim_scenario_key_range(const char *section, const char *key, double *lo, double *hi,
                            int *lo_open);
+
+/* 1 when name is a valid field or species name: a lower-case letter, then lower-case letters,
+ * digits or '_', at most SIM_NAME_MAX - 1 bytes. */
+int sim_name_valid(const char *name);
 
 /* Number of agents the scenario asks for (count, or density * cells rounded down). */
 int64_t sim_scenario_agent_count(const sim_scenario *sc);

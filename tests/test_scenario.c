@@ -286,7 +286,7 @@ static void test_error_unknown_section_and_key(void **state)
 {
     (void)state;
     expect_error("[world]\nwidth = 8\n[wrld]\nheight = 8\n", SIM_EINVAL, "t.ini:4: ", "wrld",
-                 "allowed world|field|agents|run|output");
+                 "allowed world|field|agents|run|output|model");
     expect_error("[world]\nwidth = 8\nwidht = 8\n", SIM_EINVAL, "t.ini:3: world.widht: ",
                  "unknown key", "allowed");
     /* The allowed keys of the section are listed. */

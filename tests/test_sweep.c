@@ -490,7 +490,7 @@ static void test_errors_structure(void **state)
     load_fails("[sweep]\nreplicate = 3\n", NULL, 0, SIM_EINVAL, 2,
                "sweep.replicate: unknown key (allowed base|replicates|combine");
     load_fails("[sweep]\n[agnts]\nnoise = 1\n", NULL, 0, SIM_EINVAL, 2,
-               "[agnts]: unknown section (allowed sweep|world|field|agents|run|output)");
+               "[agnts]: unknown section (allowed sweep|world|field|agents|run|output|model)");
     load_fails("[sweep]\n[agents]\nnosie = 1\n", NULL, 0, SIM_EINVAL, 3, "agents.nosie: unknown key");
     load_fails("[sweep]\n[agents]\nnoise = 2\n", NULL, 0, SIM_EINVAL, 3,
                "agents.noise: out of range '2' (allowed 0 .. 1)");

@@ -1,0 +1,941 @@
+/* sim_model_cpu.c - the CPU model engine: every model of README's "The model" (fields, walls,
+ * sources, growth, species, the life cycle, predation), OpenMP parallel and bit-identical for
+ * any thread count; the oracle of the CUDA model engine. Written for clarity over speed: each
+ * phase is one pass over the agents or the cells, in the order of the README's list.
+ *
+ * Memory: per field the values and a spare for the sweeps (8 B/cell), the occupancy (4 B/cell,
+ * walls included as SIM_OCC_WALL), the claims (8 B/cell), one score grid and its extended
+ * prefix rows for the species being sensed (8 + 8 B/cell), and per agent its cell, id,
+ * species, energy, age and scratch (about 26 B, twice during a compaction). */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_alloc.h"
+#include "sim_backend.h"
+#include "sim_diffuse.h"
+#include "sim_model.h"
+#include "sim_model_rules.h"
+#include "sim_rules.h"
+
+typedef struct mcpu {
+    sim_scenario sc;
+    sim_model m;
+    int threads;
+    sim_state st;          /* fields, agents (in id order), maps */
+    sim_state next;        /* the agents after a compaction; swapped with st's arrays */
+    float *spare;          /* cells: the sweeps ping-pong with the field */
+    int32_t *occ;          /* agent index per cell, SIM_OCC_EMPTY or SIM_OCC_WALL */
+    uint64_t *claim;       /* cells: highest claim key, 0 none */
+    int64_t *grid;         /* cells: a species' score grid */
+    int64_t *pre;          /* rows of width + 2r + 3: extended prefix sums of the grid */
+    uint8_t *dead;         /* per agent */
+    uint8_t *moved;        /* per agent: moved this step */
+    int64_t *born;         /* per agent: the cell of its newborn, -1 none */
+    double *colsum;        /* width */
+    sim_scenario fsc;      /* sc with one field's parameters, for sim_diffuse_* */
+} mcpu;
+
+static void mcpu_destroy(void *p)
+{
+    mcpu *s = p;
+    if (!s)
+        return;
+    sim_state_free(&s->st);
+    sim_free(s->next.cell);
+    sim_free(s->next.id);
+    sim_free(s->next.species);
+    sim_free(s->next.energy);
+    sim_free(s->next.age);
+    sim_free(s->spare);
+    sim_free(s->occ);
+    sim_free(s->claim);
+    sim_free(s->grid);
+    sim_free(s->pre);
+    sim_free(s->dead);
+    sim_free(s->moved);
+    sim_free(s->born);
+    sim_free(s->colsum);
+    sim_free(s);
+}
+
+static int max_radius(const sim_model *m)
+{
+    int r = 0;
+    for (int s = 0; s < m->n_species; s++)
+        if (m->species[s].radius > r)
+            r = m->species[s].radius;
+    return r;
+}
+
+/* Room for cap agents in every per-agent array (st's, next's and the scratch). */
+static int reserve(mcpu *s, int64_t cap, sim_err *err)
+{
+    if (cap <= s->st.cap && s->dead)
+        return SIM_OK;
+    int64_t want = cap > 2 * s->st.cap ? cap : 2 * s->st.cap;
+    if (want < 16)
+        want = 16;
+    size_t n = (size_t)want;
+#define GROW(ptr, type)                                                                      \
+    do {                                                                                     \
+        void *q_ = sim_realloc((ptr), n * sizeof(type));                                     \
+        if (!q_)                                                                             \
+            return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory for %lld " \
+                               "agents", (long long)want);                                   \
+        (ptr) = q_;                                                                          \
+    } while (0)
+    GROW(s->st.cell, uint32_t);
+    GROW(s->st.id, uint32_t);
+    GROW(s->st.species, uint8_t);
+    GROW(s->st.energy, float);
+    GROW(s->st.age, int32_t);
+    GROW(s->next.cell, uint32_t);
+    GROW(s->next.id, uint32_t);
+    GROW(s->next.species, uint8_t);
+    GROW(s->next.energy, float);
+    GROW(s->next.age, int32_t);
+    GROW(s->dead, uint8_t);
+    GROW(s->moved, uint8_t);
+    GROW(s->born, int64_t);
+#undef GROW
+    s->st.cap = want;
+    return SIM_OK;
+}
+
+static void rebuild_occ(mcpu *s)
+{
+    const int64_t cells = s->st.cells;
+    for (int64_t i = 0; i < cells; i++)
+        s->occ[i] = s->st.walls && s->st.walls[i] ? SIM_OCC_WALL : SIM_OCC_EMPTY;
+    for (int64_t a = 0; a < s->st.n; a++)
+        s->occ[s->st.cell[a]] = (int32_t)a;
+}
+
+static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int threads,
+                             void **out, sim_err *err)
+{
+    *out = NULL;
+    mcpu *s = sim_calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory");
+    int rc = sim_model_build(sc, &s->m, err);
+    if (rc != SIM_OK) {
+        sim_free(s);
+        return rc;
+    }
+    s->sc = *sc;
+    s->fsc = *sc;
+    s->threads = threads > 0 ? threads : omp_get_max_threads();
+    const sim_model *m = &s->m;
+    rc = sim_state_alloc(m, 0, &s->st, err);
+    if (rc != SIM_OK) {
+        sim_free(s);
+        return rc;
+    }
+    s->st.cap = 0;
+    size_t cells = (size_t)s->st.cells;
+    int r = max_radius(m);
+    size_t pre_len = (size_t)m->height * (size_t)(m->width + 2 * r + 3);
+    s->spare = sim_malloc_array(cells, sizeof *s->spare);
+    s->occ = sim_malloc_array(cells, sizeof *s->occ);
+    s->claim = sim_calloc(cells, sizeof *s->claim);
+    s->grid = sim_malloc_array(cells, sizeof *s->grid);
+    s->pre = sim_malloc_array(pre_len, sizeof *s->pre);
+    s->colsum = sim_malloc_array((size_t)m->width, sizeof *s->colsum);
+    if (!s->spare || !s->occ || !s->claim || !s->grid || !s->pre || !s->colsum) {
+        mcpu_destroy(s);
+        return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory for a %dx%d world "
+                           "(%zu bytes)", m->width, m->height, cells * 36 + pre_len * 8);
+    }
+    rc = reserve(s, in->n, err);
+    if (rc != SIM_OK) {
+        mcpu_destroy(s);
+        return rc;
+    }
+    for (int f = 0; f < m->n_fields; f++) {
+        memcpy(s->st.field[f], in->field[f], cells * sizeof(float));
+        if (s->st.capacity[f])
+            memcpy(s->st.capacity[f], in->capacity[f], cells * sizeof(float));
+        if (s->st.sources[f])
+            memcpy(s->st.sources[f], in->sources[f], cells);
+    }
+    if (s->st.walls)
+        memcpy(s->st.walls, in->walls, cells);
+    size_t n = (size_t)in->n;
+    s->st.n = in->n;
+    s->st.next_id = in->next_id;
+    if (n) {
+        memcpy(s->st.cell, in->cell, n * sizeof *in->cell);
+        memcpy(s->st.id, in->id, n * sizeof *in->id);
+        memcpy(s->st.species, in->species, n);
+        memcpy(s->st.energy, in->energy, n * sizeof *in->energy);
+        memcpy(s->st.age, in->age, n * sizeof *in->age);
+    }
+    rebuild_occ(s);
+    *out = s;
+    return SIM_OK;
+}
+
+/* v + d for d in {-1, 0, 1}, wrapped onto [0, n). */
+static int wrap1(int v, int n)
+{
+    return v < 0 ? v + n : v >= n ? v - n : v;
+}
+
+/* The cell of candidate c (0..8) of (x, y), or -1 outside a bounded grid. */
+static int64_t cand_cell(const sim_model *m, int x, int y, int c)
+{
+    int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+    if (m->periodic) {
+        cx = wrap1(cx, m->width);
+        cy = wrap1(cy, m->height);
+    } else if (cx < 0 || cx >= m->width || cy < 0 || cy >= m->height) {
+        return -1;
+    }
+    return (int64_t)cy * m->width + cx;
+}
+
+/* The score grid of species sp: per cell the weighted sum of its sense terms' fixed-point
+ * values (walls 0), then extended prefix rows: pre[y][j] = the sum of the grid's row y over
+ * x in [-r-1, j-r-2] (periodic rows wrap, bounded ones are 0 outside). */
+static void build_scores(mcpu *s, const sim_model_species *sp)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width, h = m->height, r = sp->radius, len = w + 2 * r + 3;
+    const int64_t cells = s->st.cells;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t i = 0; i < cells; i++) {
+        int64_t v = 0;
+        int32_t o = s->occ[i];
+        if (o != SIM_OCC_WALL)
+            for (int t = 0; t < sp->n_sense; t++) {
+                int src = sp->sense[t].src;
+                int64_t x;
+                if (src >= SIM_SRC_OCC)
+                    x = o >= 0 && s->st.species[o] == src - SIM_SRC_OCC ? SIM_OCC_FIX : 0;
+                else
+                    x = sim_fix(s->st.field[src][i]);
+                v += (int64_t)sp->sense[t].weight * x;
+            }
+        s->grid[i] = v;
+    }
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int y = 0; y < h; y++) {
+        const int64_t *row = s->grid + (int64_t)y * w;
+        int64_t *p = s->pre + (int64_t)y * len;
+        int64_t acc = 0;
+        p[0] = 0;
+        for (int j = 0; j + 1 < len; j++) {
+            int x = j - r - 1;
+            int64_t v;
+            if (x >= 0 && x < w)
+                v = row[x];
+            else if (m->periodic)
+                v = row[((x % w) + w) % w];
+            else
+                v = 0;
+            acc += v;
+            p[j + 1] = acc;
+        }
+    }
+}
+
+/* The disk sum of radius r around (cx, cy) from the prefix rows. */
+static int64_t disk_sum(const mcpu *s, int r, int cx, int cy)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width, h = m->height, len = w + 2 * r + 3;
+    int64_t sum = 0;
+    for (int dy = -r; dy <= r; dy++) {
+        int y = cy + dy;
+        if (m->periodic)
+            y = ((y % h) + h) % h;
+        else if (y < 0 || y >= h)
+            continue;
+        int hw = sim_disk_halfwidth(r, dy);
+        const int64_t *p = s->pre + (int64_t)y * len;
+        sum += p[cx + hw + r + 2] - p[cx - hw + r + 1];
+    }
+    return sum;
+}
+
+/* The 9 candidate scores of an agent of species sp at (x, y) (build_scores done). */
+static void scores_at(const mcpu *s, const sim_model_species *sp, int x, int y,
+                      int64_t out[SIM_NCAND])
+{
+    for (int c = 0; c < SIM_NCAND; c++) {
+        int64_t t = cand_cell(&s->m, x, y, c);
+        if (t < 0 || s->occ[t] == SIM_OCC_WALL) {
+            out[c] = SIM_SUM_INVALID;
+            continue;
+        }
+        out[c] = disk_sum(s, sp->radius, (int)(t % s->m.width), (int)(t / s->m.width));
+    }
+}
+
+static void claim_max(uint64_t *slot, uint64_t key)
+{
+    uint64_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (cur < key &&
+           !__atomic_compare_exchange_n(slot, &cur, key, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+/* Phases 1-3: sense and decide for every agent, species by species, claim, move. */
+static void sense_move(mcpu *s, int64_t step)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width;
+    const int64_t n = s->st.n;
+    for (int sp_i = 0; sp_i < m->n_species; sp_i++) {
+        const sim_model_species *sp = &m->species[sp_i];
+        build_scores(s, sp);
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+        for (int64_t a = 0; a < n; a++) {
+            if (s->st.species[a] != sp_i)
+                continue;
+            uint32_t cell = s->st.cell[a];
+            int x = (int)(cell % (uint32_t)w), y = (int)(cell / (uint32_t)w);
+            int64_t sums[SIM_NCAND];
+            scores_at(s, sp, x, y, sums);
+            sim_u32x4 r = sim_random(s->sc.seed, (uint64_t)step, s->st.id[a], SIM_RNG_STEP);
+            int c = sim_decide(sums, r, sp->threshold);
+            int64_t t = cand_cell(m, x, y, c);
+            /* occ is written only after every claim: "empty at the start of the step" */
+            if (t >= 0 && t != (int64_t)cell && s->occ[t] == SIM_OCC_EMPTY)
+                claim_max(&s->claim[t], sim_claim_key(r, (uint32_t)a));
+        }
+    }
+    memset(s->moved, 0, (size_t)n);
+    const int64_t cells = s->st.cells;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t t = 0; t < cells; t++) {
+        uint64_t k = s->claim[t];
+        if (k) {
+            uint32_t a = (uint32_t)k;
+            s->occ[s->st.cell[a]] = SIM_OCC_EMPTY;
+            s->occ[t] = (int32_t)a;
+            s->st.cell[a] = (uint32_t)t;
+            s->moved[a] = 1;
+            s->claim[t] = 0;
+        }
+    }
+}
+
+/* Phase 4: predators choose a prey among their 8 neighbours and claim it; the highest key
+ * eats. */
+static void eat(mcpu *s, int64_t step)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width;
+    const int64_t n = s->st.n, cells = s->st.cells;
+    int any = 0;
+    for (int i = 0; i < m->n_species; i++)
+        any |= m->species[i].eats != 0;
+    if (!any)
+        return;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t a = 0; a < n; a++) {
+        uint32_t eats = m->species[s->st.species[a]].eats;
+        if (!eats)
+            continue;
+        uint32_t cell = s->st.cell[a];
+        int x = (int)(cell % (uint32_t)w), y = (int)(cell / (uint32_t)w);
+        int64_t prey[8];
+        uint32_t np = 0;
+        for (int c = 1; c < SIM_NCAND; c++) {
+            int64_t t = cand_cell(m, x, y, c);
+            if (t < 0)
+                continue;
+            int32_t o = s->occ[t];
+            if (o >= 0 && (eats >> s->st.species[o]) & 1u)
+                prey[np++] = t;
+        }
+        if (!np)
+            continue;
+        sim_u32x4 r = sim_random(s->sc.seed, (uint64_t)step, s->st.id[a], SIM_RNG_EAT);
+        claim_max(&s->claim[prey[sim_pick(r.v[0], np)]], sim_claim_key_word(r.v[1], (uint32_t)a));
+    }
+    /* An eaten agent dies; its eater gains (one meal at most: it claimed one cell). */
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t t = 0; t < cells; t++) {
+        uint64_t k = s->claim[t];
+        if (!k)
+            continue;
+        uint32_t eater = (uint32_t)k;
+        int32_t prey = s->occ[t];
+        s->dead[prey] = 1;
+        s->st.energy[eater] = SIM_FADD(s->st.energy[eater],
+                                       m->species[s->st.species[eater]].gain[s->st.species[prey]]);
+        s->claim[t] = 0;
+    }
+    /* The cells of the eaten are free from here on. */
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t a = 0; a < n; a++)
+        if (s->dead[a])
+            s->occ[s->st.cell[a]] = SIM_OCC_EMPTY;
+}
+
+/* Phase 5: uptake, metabolism, age; death at energy <= 0 or at max_age. */
+static void live(mcpu *s)
+{
+    const sim_model *m = &s->m;
+    const int64_t n = s->st.n;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t a = 0; a < n; a++) {
+        const sim_model_species *sp = &m->species[s->st.species[a]];
+        if (s->dead[a] || !sp->life)
+            continue;
+        float e = s->st.energy[a];
+        if (sp->uptake_field >= 0) {
+            float *t = &s->st.field[sp->uptake_field][s->st.cell[a]];
+            float take = sim_uptake_take(*t, sp->uptake);
+            *t = SIM_FSUB(*t, take);
+            e = SIM_FADD(e, take);
+        }
+        e = SIM_FSUB(e, sp->metabolism);
+        int32_t age = s->st.age[a] + 1;
+        s->st.energy[a] = e;
+        s->st.age[a] = age;
+        if (e <= 0.0f || (sp->max_age > 0 && age >= sp->max_age)) {
+            s->dead[a] = 1;
+            s->occ[s->st.cell[a]] = SIM_OCC_EMPTY;
+        }
+    }
+}
+
+/* Phase 6: parents with enough energy claim a free neighbour cell; the winners give birth. */
+static void breed(mcpu *s, int64_t step)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width;
+    const int64_t n = s->st.n, cells = s->st.cells;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t a = 0; a < n; a++) {
+        s->born[a] = -1;
+        const sim_model_species *sp = &m->species[s->st.species[a]];
+        if (s->dead[a] || !(sp->birth_energy > 0.0f) || !(s->st.energy[a] >= sp->birth_energy))
+            continue;
+        uint32_t cell = s->st.cell[a];
+        int x = (int)(cell % (uint32_t)w), y = (int)(cell / (uint32_t)w);
+        int64_t free_cells[8];
+        uint32_t nf = 0;
+        for (int c = 1; c < SIM_NCAND; c++) {
+            int64_t t = cand_cell(m, x, y, c);
+            if (t >= 0 && s->occ[t] == SIM_OCC_EMPTY)
+                free_cells[nf++] = t;
+        }
+        if (!nf)
+            continue;
+        sim_u32x4 r = sim_random(s->sc.seed, (uint64_t)step, s->st.id[a], SIM_RNG_BIRTH);
+        claim_max(&s->claim[free_cells[sim_pick(r.v[0], nf)]],
+                  sim_claim_key_word(r.v[1], (uint32_t)a));
+    }
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t t = 0; t < cells; t++) {
+        uint64_t k = s->claim[t];
+        if (k) {
+            s->born[(uint32_t)k] = t;
+            s->claim[t] = 0;
+        }
+    }
+}
+
+/* Phase 7: the survivors in id order, then the newborns in the order of their parents' ids,
+ * numbered from next_id. Counts births and deaths per species. */
+static int compact(mcpu *s, sim_stats *st, sim_err *err)
+{
+    const int64_t n = s->st.n;
+    int64_t births = 0;
+    for (int64_t a = 0; a < n; a++)
+        births += s->born[a] >= 0;
+    if (births > 0 && (uint64_t)s->st.next_id + (uint64_t)births > UINT32_MAX)
+        return sim_err_set(err, SIM_EINVAL, "agent ids exhausted: %u ids given, %lld more "
+                           "births", s->st.next_id, (long long)births);
+    if (births == 0) {
+        int64_t deaths = 0;
+        for (int64_t a = 0; a < n; a++)
+            deaths += s->dead[a];
+        if (deaths == 0)
+            return SIM_OK;
+    }
+    int rc = reserve(s, n + births, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim_state *o = &s->st, *q = &s->next;
+    int64_t k = 0;
+    for (int64_t a = 0; a < n; a++) {
+        if (s->dead[a]) {
+            st->species[o->species[a]].deaths++;
+            continue;
+        }
+        q->cell[k] = o->cell[a];
+        q->id[k] = o->id[a];
+        q->species[k] = o->species[a];
+        q->energy[k] = o->energy[a];
+        q->age[k] = o->age[a];
+        k++;
+    }
+    for (int64_t a = 0; a < n; a++) {
+        if (s->born[a] < 0)
+            continue;
+        /* a parent never dies in the phases after its birth claim */
+        float half = SIM_FMUL(o->energy[a], 0.5f);
+        q->cell[k] = (uint32_t)s->born[a];
+        q->id[k] = o->next_id++;
+        q->species[k] = o->species[a];
+        q->energy[k] = half;
+        q->age[k] = 0;
+        st->species[o->species[a]].births++;
+        k++;
+    }
+    /* The parents keep energy - half: find them among the survivors (both lists in id order). */
+    int64_t j = 0;
+    for (int64_t a = 0; a < n; a++) {
+        if (s->dead[a])
+            continue;
+        if (s->born[a] >= 0)
+            q->energy[j] = SIM_FSUB(o->energy[a], SIM_FMUL(o->energy[a], 0.5f));
+        j++;
+    }
+#define SWAP(f)                                                                              \
+    do {                                                                                     \
+        void *t_ = (void *)o->f;                                                             \
+        o->f = q->f;                                                                         \
+        q->f = t_;                                                                           \
+    } while (0)
+    SWAP(cell);
+    SWAP(id);
+    SWAP(species);
+    SWAP(energy);
+    SWAP(age);
+#undef SWAP
+    o->n = k;
+    rebuild_occ(s);
+    return SIM_OK;
+}
+
+/* Phase 8: deposits, by every agent, into its cell. */
+static void deposit(mcpu *s)
+{
+    const sim_model *m = &s->m;
+    const int64_t n = s->st.n;
+    /* One agent per cell: no two threads write a cell. */
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t a = 0; a < n; a++) {
+        const sim_model_species *sp = &m->species[s->st.species[a]];
+        for (int d = 0; d < sp->n_deposit; d++) {
+            float *t = &s->st.field[sp->deposit_field[d]][s->st.cell[a]];
+            *t = sim_deposit(*t, sp->deposit_amount[d], sp->deposit_clamp);
+        }
+    }
+}
+
+/* One Jacobi sweep of a field with walls and sources: a wall neighbour gives the cell's own
+ * value, wall cells stay 0, source cells take their value. Otherwise sim_diffuse_sweep's rule
+ * (boundary of the grid included). Returns the largest |change| when asked. */
+static float sweep_walls(const mcpu *s, const sim_model_field *mf, const uint8_t *src_mask,
+                         const float *src, float *dst, int want_residual)
+{
+    const sim_model *m = &s->m;
+    const sim_scenario *sc = &s->sc;
+    const int w = m->width, h = m->height, b = sc->boundary;
+    const uint8_t *walls = s->st.walls;
+    const float a = mf->diffusion, om = 1.0f - mf->diffusion;
+    float residual = 0.0f;
+#pragma omp parallel for schedule(static) reduction(max : residual) num_threads(s->threads)
+    for (int y = 0; y < h; y++) {
+        float local = 0.0f;
+        for (int x = 0; x < w; x++) {
+            int64_t i = (int64_t)y * w + x;
+            float c = src[i];
+            if (walls && walls[i]) {
+                dst[i] = 0.0f;
+                continue;
+            }
+            float nb[4]; /* n, s, e, w */
+            const int dx[4] = {0, 0, 1, -1}, dy[4] = {-1, 1, 0, 0};
+            const float fixed[4] = {sc->fixed_top, sc->fixed_bottom, sc->fixed_right,
+                                    sc->fixed_left};
+            for (int k = 0; k < 4; k++) {
+                int xx = x + dx[k], yy = y + dy[k];
+                if (xx < 0 || xx >= w || yy < 0 || yy >= h) {
+                    if (b == SIM_BOUNDARY_PERIODIC) {
+                        xx = wrap1(xx, w);
+                        yy = wrap1(yy, h);
+                    } else {
+                        nb[k] = b == SIM_BOUNDARY_WALL ? c : fixed[k];
+                        continue;
+                    }
+                }
+                int64_t j = (int64_t)yy * w + xx;
+                nb[k] = walls && walls[j] ? c : src[j];
+            }
+            float v = sim_jacobi(c, nb[0], nb[1], nb[2], nb[3], a, om);
+            if (src_mask && src_mask[i])
+                v = mf->source_value;
+            dst[i] = v;
+            if (want_residual) {
+                float d = fabsf(v - c);
+                if (d > local)
+                    local = d;
+            }
+        }
+        if (local > residual)
+            residual = local;
+    }
+    return residual;
+}
+
+/* Phase 9, per field: growth, the sweeps, decay, then sources held. */
+static float fields(mcpu *s, int want_residual)
+{
+    const sim_model *m = &s->m;
+    const int64_t cells = s->st.cells;
+    float residual = 0.0f;
+    for (int f = 0; f < m->n_fields; f++) {
+        const sim_model_field *mf = &m->field[f];
+        const uint8_t *walls = s->st.walls, *src = s->st.sources[f];
+        float *t = s->st.field[f];
+        if (mf->growth > 0.0f) {
+            const float *cap = s->st.capacity[f];
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+            for (int64_t i = 0; i < cells; i++)
+                if (!(walls && walls[i]))
+                    t[i] = sim_grow(t[i], mf->growth, cap[i]);
+        }
+        s->fsc.diffusion = mf->diffusion;
+        s->fsc.decay = mf->decay;
+        float res = 0.0f;
+        for (int k = 0; k < mf->sweeps; k++) {
+            int want = want_residual && k == mf->sweeps - 1;
+            omp_set_num_threads(s->threads);
+            if (walls || src)
+                res = sweep_walls(s, mf, src, s->st.field[f], s->spare, want);
+            else
+                res = sim_diffuse_sweep(&s->fsc, s->st.field[f], s->spare, want);
+            float *tmp = s->st.field[f];
+            s->st.field[f] = s->spare;
+            s->spare = tmp;
+        }
+        t = s->st.field[f];
+        if (mf->decay > 0.0f) {
+            omp_set_num_threads(s->threads);
+            sim_diffuse_decay(&s->fsc, t);
+        }
+        if (src)
+            for (int64_t i = 0; i < cells; i++)
+                if (src[i])
+                    t[i] = mf->source_value;
+        if (res > residual)
+            residual = res;
+    }
+    return residual;
+}
+
+static void field_stats(mcpu *s, int f, sim_field_stats *out, uint64_t *sum)
+{
+    const int w = s->m.width, h = s->m.height;
+    const float *t = s->st.field[f];
+    const int64_t cells = s->st.cells;
+    float mx = -INFINITY;
+    uint64_t acc_sum = 0;
+#pragma omp parallel num_threads(s->threads) reduction(max : mx) reduction(+ : acc_sum)
+    {
+#pragma omp for schedule(static)
+        for (int x = 0; x < w; x++) {
+            double acc = 0.0;
+            for (int y = 0; y < h; y++)
+                acc += (double)t[(int64_t)y * w + x];
+            s->colsum[x] = acc;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < cells; i++) {
+            float v = t[i];
+            if (v > mx)
+                mx = v;
+            uint32_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            acc_sum += sim_checksum_field_cell(f, (uint64_t)cells, (uint64_t)i, bits);
+        }
+    }
+    double total = 0.0;
+    for (int x = 0; x < w; x++)
+        total += s->colsum[x];
+    out->total = total;
+    out->mean = total / (double)cells;
+    out->max = mx;
+    *sum += acc_sum;
+}
+
+static uint64_t agent_checksum(mcpu *s, int64_t *energy_fix)
+{
+    uint64_t sum = 0;
+    const int64_t n = s->st.n;
+    const int ext = s->m.extended;
+    for (int i = 0; i < SIM_MAX_SPECIES; i++)
+        energy_fix[i] = 0;
+    int64_t e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+#pragma omp parallel for schedule(static) num_threads(s->threads) \
+    reduction(+ : sum, e0, e1, e2, e3)
+    for (int64_t a = 0; a < n; a++) {
+        sum += sim_checksum_agent(s->st.id[a], s->st.cell[a]);
+        if (ext) {
+            uint32_t bits;
+            memcpy(&bits, &s->st.energy[a], sizeof bits);
+            sum += sim_checksum_life(s->st.id[a], s->st.species[a], bits, s->st.age[a]);
+        }
+        int64_t e = sim_energy_fix(s->st.energy[a]);
+        switch (s->st.species[a]) {
+        case 0: e0 += e; break;
+        case 1: e1 += e; break;
+        case 2: e2 += e; break;
+        default: e3 += e; break;
+        }
+    }
+    energy_fix[0] = e0;
+    energy_fix[1] = e1;
+    energy_fix[2] = e2;
+    energy_fix[3] = e3;
+    return sum;
+}
+
+/* Fills the statistics after a step (or for a checksum). */
+static void fill_stats(mcpu *s, float residual, sim_stats *st)
+{
+    const sim_model *m = &s->m;
+    uint64_t sum = 0;
+    for (int f = 0; f < m->n_fields; f++)
+        field_stats(s, f, &st->fields[f], &sum);
+    int64_t efix[SIM_MAX_SPECIES];
+    sum += agent_checksum(s, efix);
+    for (int sp = 0; sp < m->n_species; sp++) {
+        sim_species_stats *ss = &st->species[sp];
+        ss->energy = ss->count > 0 && m->species[sp].life
+                         ? (double)efix[sp] / 256.0 / (double)ss->count
+                         : 0.0;
+    }
+    const sim_field_stats *of = &st->fields[m->output_field];
+    st->field_total = of->total;
+    st->field_mean = of->mean;
+    st->field_max = of->max;
+    st->residual = residual;
+    st->checksum = sum;
+}
+
+static int mcpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    mcpu *s = p;
+    const sim_model *m = &s->m;
+    omp_set_num_threads(s->threads);
+    int64_t n0 = s->st.n;
+    st->n_species = m->n_species;
+    st->n_fields = m->n_fields;
+    memset(st->species, 0, sizeof st->species);
+    if (n0 > 0) {
+        memset(s->dead, 0, (size_t)n0);
+        sense_move(s, step);
+        int64_t moved = 0;
+        for (int64_t a = 0; a < n0; a++)
+            if (s->moved[a]) {
+                moved++;
+                st->species[s->st.species[a]].moved++;
+            }
+        st->moved = moved;
+        eat(s, step);
+        live(s);
+        breed(s, step);
+        int rc = compact(s, st, err);
+        if (rc != SIM_OK)
+            return rc;
+        deposit(s);
+    } else {
+        st->moved = 0;
+    }
+    float residual = fields(s, want_stats);
+    for (int64_t a = 0; a < s->st.n; a++)
+        st->species[s->st.species[a]].count++;
+    st->step = step + 1;
+    st->agents = s->st.n;
+    if (want_stats)
+        fill_stats(s, residual, st);
+    return SIM_OK;
+}
+
+static int mcpu_step_batch(void *p, int64_t step, int n, const uint8_t *want_stats,
+                           sim_stats *out, sim_err *err)
+{
+    for (int k = 0; k < n; k++) {
+        int rc = mcpu_step(p, step + k, want_stats && want_stats[k], &out[k], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int mcpu_read_field(void *p, float *out, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    memcpy(out, s->st.field[s->m.output_field], (size_t)s->st.cells * sizeof *out);
+    return SIM_OK;
+}
+
+static int mcpu_read_agents(void *p, uint32_t *cells, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    if (s->st.n > 0)
+        memcpy(cells, s->st.cell, (size_t)s->st.n * sizeof *cells);
+    return SIM_OK;
+}
+
+static int mcpu_checksum(void *p, uint64_t *out, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    sim_stats st;
+    memset(&st, 0, sizeof st);
+    omp_set_num_threads(s->threads);
+    fill_stats(s, 0.0f, &st);
+    *out = st.checksum;
+    return SIM_OK;
+}
+
+static int mcpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums, sim_err *err)
+{
+    mcpu *s = p;
+    for (int64_t i = 0; i < n; i++)
+        if ((int64_t)cells[i] >= s->st.cells)
+            return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
+    build_scores(s, &s->m.species[0]);
+    for (int64_t i = 0; i < n; i++)
+        scores_at(s, &s->m.species[0], (int)(cells[i] % (uint32_t)s->m.width),
+                  (int)(cells[i] / (uint32_t)s->m.width), sums + 9 * i);
+    return SIM_OK;
+}
+
+static int mcpu_paint(void *p, int x, int y, int radius, float amount, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    const int w = s->m.width, h = s->m.height;
+    float *t = s->st.field[s->m.output_field];
+    for (int dy = -radius; dy <= radius; dy++)
+        for (int dx = -radius; dx <= radius; dx++) {
+            int xx = x + dx, yy = y + dy;
+            if (dx * dx + dy * dy > radius * radius || xx < 0 || yy < 0 || xx >= w || yy >= h)
+                continue;
+            int64_t i = (int64_t)yy * w + xx;
+            if (!(s->st.walls && s->st.walls[i]))
+                t[i] = t[i] + amount;
+        }
+    return SIM_OK;
+}
+
+/* The output field's disk sums of the first species' radius (walls count 0). */
+static int mcpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *ys, int ny,
+                            int64_t *out, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    sim_model_species one = s->m.species[0];
+    one.n_sense = 1;
+    one.sense[0].src = s->m.output_field;
+    one.sense[0].weight = 1;
+    build_scores(s, &one);
+    for (int iy = 0; iy < ny; iy++)
+        for (int ix = 0; ix < nx; ix++)
+            out[(int64_t)iy * nx + ix] = disk_sum(s, one.radius, xs[ix], ys[iy]);
+    return SIM_OK;
+}
+
+static int mcpu_read_cells(void *p, const uint32_t *cells, int64_t n, float *values,
+                           int64_t *agents, sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    for (int64_t i = 0; i < n; i++) {
+        values[i] = s->st.field[s->m.output_field][cells[i]];
+        agents[i] = s->occ[cells[i]] >= 0 ? s->occ[cells[i]] : -1;
+    }
+    return SIM_OK;
+}
+
+static int mcpu_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cells,
+                            sim_err *err)
+{
+    (void)err;
+    mcpu *s = p;
+    for (int64_t i = 0; i < n; i++)
+        cells[i] = s->st.cell[ids[i]];
+    return SIM_OK;
+}
+
+static int mcpu_read_state(void *p, sim_state *out, sim_err *err)
+{
+    mcpu *s = p;
+    if (out->cap < s->st.n)
+        return sim_err_set(err, SIM_EINVAL, "read_state: room for %lld agents, %lld live",
+                           (long long)out->cap, (long long)s->st.n);
+    size_t cells = (size_t)s->st.cells, n = (size_t)s->st.n;
+    for (int f = 0; f < s->m.n_fields; f++) {
+        memcpy(out->field[f], s->st.field[f], cells * sizeof(float));
+        if (out->capacity[f] && s->st.capacity[f])
+            memcpy(out->capacity[f], s->st.capacity[f], cells * sizeof(float));
+        if (out->sources[f] && s->st.sources[f])
+            memcpy(out->sources[f], s->st.sources[f], cells);
+    }
+    if (out->walls && s->st.walls)
+        memcpy(out->walls, s->st.walls, cells);
+    if (n) {
+        memcpy(out->cell, s->st.cell, n * sizeof *out->cell);
+        memcpy(out->id, s->st.id, n * sizeof *out->id);
+        memcpy(out->species, s->st.species, n);
+        memcpy(out->energy, s->st.energy, n * sizeof *out->energy);
+        memcpy(out->age, s->st.age, n * sizeof *out->age);
+    }
+    out->n = s->st.n;
+    out->next_id = s->st.next_id;
+    return SIM_OK;
+}
+
+static int mcpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
+                       int64_t n_agents, int threads, void **out, sim_err *err)
+{
+    (void)sc;
+    (void)field;
+    (void)agents;
+    (void)n_agents;
+    (void)threads;
+    *out = NULL;
+    return sim_err_set(err, SIM_EINVAL, "cpu model engine: created from a state only");
+}
+
+static const sim_backend_ops mcpu_ops = {
+    .version = SIM_BACKEND_VERSION,
+    .name = "cpu",
+    .create = mcpu_create,
+    .destroy = mcpu_destroy,
+    .step = mcpu_step,
+    .step_batch = mcpu_step_batch,
+    .read_field = mcpu_read_field,
+    .read_agents = mcpu_read_agents,
+    .checksum = mcpu_checksum,
+    .horizon = mcpu_horizon,
+    .paint = mcpu_paint,
+    .compose = NULL,
+    .region_sums = mcpu_region_sums,
+    .read_cells = mcpu_read_cells,
+    .agent_cells = mcpu_agent_cells,
+    .models = NULL,
+    .create_state = mcpu_create_state,
+    .read_state = mcpu_read_state,
+};
+
+const sim_backend_ops *sim_cpu_model_backend(void)
+{
+    return &mcpu_ops;
+}
