@@ -278,9 +278,22 @@ void app_output_abandon(const char *dir, int lock_fd)
     rmdir(dir); /* fails, and keeps it, if anything else is in it */
 }
 
-void app_stats_header(FILE *f)
+/* The stats.csv header of sc's model (plain scenarios: SIM_STATS_CSV_HEADER). */
+static void stats_header_text(const sim_scenario *sc, char *buf, size_t n)
 {
-    fputs(SIM_STATS_CSV_HEADER, f);
+    sim_model *m = malloc(sizeof *m);
+    if (m && sim_model_build(sc, m, NULL) == SIM_OK)
+        sim_stats_csv_header(buf, n, m);
+    else
+        snprintf(buf, n, "%s", SIM_STATS_CSV_HEADER);
+    free(m);
+}
+
+void app_stats_header(FILE *f, const sim_scenario *sc)
+{
+    char head[SIM_STATS_ROW_MAX];
+    stats_header_text(sc, head, sizeof head);
+    fputs(head, f);
 }
 
 /* Opens DIR/stats.csv with `mode` ("w" new, "ab" append), unbuffered: each row is one
@@ -299,14 +312,14 @@ static int stats_fopen(const char *dir, const char *mode, FILE **out, char *path
     return SIM_OK;
 }
 
-int app_stats_open(const char *dir, FILE **out, sim_err *err)
+int app_stats_open(const char *dir, const sim_scenario *sc, FILE **out, sim_err *err)
 {
     char path[SIM_PATH_MAX + 16];
     FILE *f = NULL;
     int rc = stats_fopen(dir, "w", &f, path, sizeof path, err);
     if (rc != SIM_OK)
         return rc;
-    app_stats_header(f);
+    app_stats_header(f, sc);
     if (fflush(f) != 0) {
         int e = errno;
         fclose(f);
@@ -319,7 +332,7 @@ int app_stats_open(const char *dir, FILE **out, sim_err *err)
 int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err)
 {
     /* One row goes out in one write, so a killed run leaves only whole rows behind. */
-    char row[256];
+    char row[SIM_STATS_ROW_MAX];
     int n = sim_stats_csv_row(row, sizeof row, st);
     off_t before = ftello(f);
     if (fwrite(row, 1, (size_t)n, f) != (size_t)n || fflush(f) != 0) {
@@ -413,8 +426,11 @@ int app_write_npy(const char *path, const float *field, int width, int height, s
 
 /* Cuts stats.csv back to its header and the whole rows of steps <= step. A partial last line
  * (a run killed mid-write) and rows after the checkpoint go. */
-static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
+static int stats_cut(const char *dir, const sim_scenario *sc, int64_t step, int64_t every,
+                     sim_err *err)
 {
+    char head[SIM_STATS_ROW_MAX];
+    stats_header_text(sc, head, sizeof head);
     char path[SIM_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/stats.csv", dir);
     FILE *f = fopen(path, "r+b");
@@ -423,13 +439,13 @@ static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
     off_t keep = 0;
     int64_t last = -1;
     int lines = 0, rc = SIM_OK;
-    char line[512];
+    char line[SIM_STATS_ROW_MAX + 16];
     while (f && fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
         if (line[n - 1] != '\n')
             break; /* partial (or absurdly long) last line */
         if (lines++ == 0) {
-            if (strcmp(line, SIM_STATS_CSV_HEADER) != 0) {
+            if (strcmp(line, head) != 0) {
                 rc = sim_err_set(err, SIM_EINVAL, "%s: not the stats.csv of a Horizon run "
                                  "(unexpected header)", path);
                 break;
@@ -455,7 +471,7 @@ static int stats_cut(const char *dir, int64_t step, int64_t every, sim_err *err)
         return rc;
     if (keep == 0) { /* missing, empty or a partial header: start it again */
         FILE *g;
-        if ((rc = app_stats_open(dir, &g, err)) != SIM_OK)
+        if ((rc = app_stats_open(dir, sc, &g, err)) != SIM_OK)
             return rc;
         fclose(g);
     }
@@ -511,7 +527,7 @@ int app_output_resume(const char *dir, int64_t step, const sim_scenario *sc, sim
         rc = sim_outdir_make(sub, NULL, err);
     }
     if (rc == SIM_OK && sc->stats_every > 0)
-        rc = stats_cut(dir, step, sc->stats_every, err);
+        rc = stats_cut(dir, sc, step, sc->stats_every, err);
     return rc;
 }
 

@@ -42,10 +42,10 @@ int app_output_remove_runs(const char *runs, sim_err *err);
  * so a killed run leaves whole rows only. A row that fails (disk full) is cut off again and
  * SIM_EIO returned with the path and the OS reason. app_stats_reopen appends to an existing
  * file (a resumed run). */
-int app_stats_open(const char *dir, FILE **out, sim_err *err);
+int app_stats_open(const char *dir, const sim_scenario *sc, FILE **out, sim_err *err);
 int app_stats_reopen(const char *dir, FILE **out, sim_err *err);
 int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err);
-void app_stats_header(FILE *f);
+void app_stats_header(FILE *f, const sim_scenario *sc); /* the header of sc's model */
 
 /* Makes DIR ready for a run resumed from a checkpoint at `step` of scenario sc: removes the
  * temporary files of interrupted writes, run.json, frames numbered after step/frames_every and

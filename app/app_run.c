@@ -373,7 +373,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     }
     if (rc == SIM_OK && sc->stats_every > 0)
         rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
-                       : app_stats_open(dir, &r->stats, err);
+                       : app_stats_open(dir, sc, &r->stats, err);
     return rc;
 }
 

@@ -98,7 +98,7 @@ static int one_outputs(one_run *o, const sim_scenario *sc, const app_sweep_plan 
     int rc = sim_outdir_make(o->dir, NULL, err);
     if (rc == SIM_OK && stats) {
         snprintf(o->stats_path, sizeof o->stats_path, "%s/stats.csv", o->dir);
-        rc = app_stats_open(o->dir, &o->stats, err);
+        rc = app_stats_open(o->dir, sc, &o->stats, err);
     }
     if (rc == SIM_OK && frames) {
         char sub[SIM_PATH_MAX + 48];

@@ -85,11 +85,19 @@ void render_view_colormap(sim_view *v, int cmap)
         [SIM_CMAP_GRAY] = {255, 40, 40, 255},
     };
     static const uint8_t moved[4] = {255, 0, 255, 255};
+    /* Species 1..3 of a model, each far from its map and from the other agent colours. */
+    static const uint8_t species[SIM_CMAP_COUNT][3][4] = {
+        [SIM_CMAP_VIRIDIS] = {{255, 40, 40, 255}, {255, 120, 200, 255}, {0, 0, 0, 255}},
+        [SIM_CMAP_MAGMA] = {{0, 255, 0, 255}, {0, 90, 255, 255}, {0, 130, 60, 255}},
+        [SIM_CMAP_INFERNO] = {{0, 255, 0, 255}, {0, 90, 255, 255}, {0, 130, 60, 255}},
+        [SIM_CMAP_GRAY] = {{0, 200, 255, 255}, {40, 255, 40, 255}, {255, 160, 0, 255}},
+    };
     if (cmap < 0 || cmap >= SIM_CMAP_COUNT)
         cmap = SIM_CMAP_VIRIDIS;
     render_colormap_lut(cmap, v->lut);
     memcpy(v->agent_rgba, agent[cmap], 4);
     memcpy(v->moved_rgba, moved, 4);
+    memcpy(v->species_rgba, species[cmap], sizeof v->species_rgba);
 }
 
 void render_view_init(sim_view *v, int cmap, float range_max)

@@ -63,7 +63,14 @@ static int start(render_gui_session *s, const sim_scenario *sc, sim_err *err)
     sim_scenario_write_ini(sc, f);
     if (fclose(f) != 0)
         return sim_err_set(err, SIM_EIO, "%s: write failed: %s", path, strerror(errno));
-    int rc = start_file(s->dir, "stats.csv", SIM_STATS_CSV_HEADER, &s->stats, err);
+    char head[SIM_STATS_ROW_MAX];
+    sim_model *m = malloc(sizeof *m);
+    if (m && sim_model_build(sc, m, NULL) == SIM_OK)
+        sim_stats_csv_header(head, sizeof head, m);
+    else
+        snprintf(head, sizeof head, "%s", SIM_STATS_CSV_HEADER);
+    free(m);
+    int rc = start_file(s->dir, "stats.csv", head, &s->stats, err);
     if (rc == SIM_OK)
         rc = start_file(s->dir, "events.csv", SIM_EVENTS_HEADER "\n", &s->events, err);
     if (rc != SIM_OK)
@@ -115,7 +122,7 @@ static int put(FILE *f, const char *dir, const char *name, const char *line, sim
 
 int render_gui_session_stats(render_gui_session *s, const sim_stats *st, sim_err *err)
 {
-    char row[256];
+    char row[SIM_STATS_ROW_MAX];
     sim_stats_csv_row(row, sizeof row, st);
     return put(s->stats, s->dir, "stats.csv", row, err);
 }

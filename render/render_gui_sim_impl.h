@@ -47,6 +47,8 @@ struct render_gui_sim {
     uint32_t *agents;     /* sim_agent_count() cells */
     uint32_t *before;     /* the agents before the latest step (moved colouring) */
     int have_before;
+    int64_t before_n;     /* agents in `before` */
+    int64_t agents_cap;   /* room in agents and before */
     float fmax;           /* the field's max after the latest step (its stats) */
     int fmax_valid;       /* 0 after a paint, a restart or a parameter change until a step */
     double last_publish;

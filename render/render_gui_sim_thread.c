@@ -122,12 +122,34 @@ static void fill_probe(render_gui_sim *g, int x, int y, render_gui_probe *p)
     p->valid = 1;
 }
 
-/* Marks the agents that changed cell in the latest step with 2 (moved colouring). */
+/* Room for the current agents in g->agents and g->before: births can outgrow them. 0 when out
+ * of memory (the old buffers stay). */
+static int agent_room(render_gui_sim *g)
+{
+    int64_t n = sim_agent_count(g->s);
+    if (n <= g->agents_cap)
+        return 1;
+    size_t nb = (size_t)n * 2 * sizeof(uint32_t);
+    uint32_t *a = realloc(g->agents, nb);
+    if (!a)
+        return 0;
+    g->agents = a;
+    uint32_t *b = realloc(g->before, nb);
+    if (!b)
+        return 0;
+    g->before = b;
+    g->agents_cap = n * 2;
+    return 1;
+}
+
+/* Marks the agents that changed cell in the latest step with 2 (moved colouring). With births
+ * and deaths the indices shift, and an agent counts as moved when the agent at its index was
+ * elsewhere before. */
 static void mark_moved(render_gui_sim *g, uint8_t *occ)
 {
     int64_t n = sim_agent_count(g->s);
-    if (!g->have_before)
-        return;
+    if (!g->have_before || n > g->before_n)
+        n = g->have_before ? g->before_n : 0;
     for (int64_t i = 0; i < n; i++)
         if (g->agents[i] != g->before[i])
             occ[g->agents[i]] = 2;
@@ -151,12 +173,19 @@ static int produce(render_gui_sim *g, buffer *b, int host, int mode, const sim_v
                      sc->width, sc->height);
             return 0;
         }
-        if (sim_read_field(g->s, b->field) != SIM_OK ||
+        if (!agent_room(g) || sim_read_field(g->s, b->field) != SIM_OK ||
             sim_read_agents(g->s, g->agents) != SIM_OK) {
             snprintf(why, why_n, "reading the state: %s", sim_errmsg(g->s));
             return 0;
         }
-        render_frame_occupancy(g->agents, sim_agent_count(g->s), b->occ, cells);
+        if (sim_get_model(g->s)->n_species > 1) {
+            if (sim_read_occupancy(g->s, b->occ) != SIM_OK) {
+                snprintf(why, why_n, "reading the state: %s", sim_errmsg(g->s));
+                return 0;
+            }
+        } else {
+            render_frame_occupancy(g->agents, sim_agent_count(g->s), b->occ, cells);
+        }
         if (mode == RENDER_GUI_AGENTS_MOVED)
             mark_moved(g, b->occ);
         b->f.field = b->field;
@@ -345,8 +374,9 @@ static void do_step(render_gui_sim *g)
     int64_t sel = g->selected;
     g->busy = 1;
     pthread_mutex_unlock(&g->mu);
-    int have_before = mode == RENDER_GUI_AGENTS_MOVED &&
+    int have_before = mode == RENDER_GUI_AGENTS_MOVED && agent_room(g) &&
                       sim_read_agents(g->s, g->before) == SIM_OK;
+    int64_t before_n = sim_agent_count(g->s);
     sim_stats st;
     int rc = sim_step(g->s, 1, &st);
     uint32_t cell = 0;
@@ -362,9 +392,11 @@ static void do_step(render_gui_sim *g)
         return;
     }
     g->have_before = have_before;
+    g->before_n = before_n;
     g->fmax = st.field_max;
     g->fmax_valid = 1;
     g->step = st.step;
+    g->n_agents = st.agents;
     if (have_cell && sel == g->selected)
         trail_push(g, cell);
     sim_err err;
@@ -466,6 +498,7 @@ void *render_gui_sim_thread(void *arg)
     g->started = 1;
     g->in_backend = rc == SIM_OK && sim_compose_in_backend(g->s);
     g->n_agents = n;
+    g->agents_cap = n > 0 ? n : 1;
     g->start_rc = rc;
     g->start_err = err;
     pthread_cond_broadcast(&g->done);

@@ -234,6 +234,25 @@ void sim_destroy(sim *s)
     sim_free(s);
 }
 
+/* The per-species and per-field groups exist for models with named sections only (stats.csv
+ * names them in its header); a single-model backend running a named plain model has one of
+ * each, filled from its totals. */
+static void finish_stats(const sim *s, sim_stats *st)
+{
+    if (!s->model.named) {
+        st->n_species = st->n_fields = 0;
+        return;
+    }
+    if (s->engine)
+        return;
+    st->n_species = st->n_fields = 1;
+    st->species[0].count = st->agents;
+    st->species[0].moved = st->moved;
+    st->fields[0].total = st->field_total;
+    st->fields[0].mean = st->field_mean;
+    st->fields[0].max = st->field_max;
+}
+
 int sim_step(sim *s, int want_stats, sim_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -245,6 +264,7 @@ int sim_step(sim *s, int want_stats, sim_stats *st)
     if (s->engine)
         s->n_agents = st->agents;
     st->agents = s->n_agents;
+    finish_stats(s, st);
     return SIM_OK;
 }
 
@@ -264,6 +284,7 @@ int sim_step_batch(sim *s, int n, const uint8_t *want_stats, sim_stats *out)
         out[k].step = s->step + k + 1;
         if (!s->engine)
             out[k].agents = s->n_agents;
+        finish_stats(s, &out[k]);
     }
     if (s->engine)
         s->n_agents = out[n - 1].agents;
@@ -415,11 +436,20 @@ int sim_compose(sim *s, const sim_view *view, uint8_t *rgba)
         return s->ops->compose(s->impl, view, rgba, &s->err);
     if ((rc = host_copy(s)) != SIM_OK)
         return rc;
+    int64_t cells = (int64_t)s->sc.width * s->sc.height;
+    if (s->engine && s->model.n_species > 1) {
+        /* each species in its colour */
+        if ((rc = s->ops->read_field(s->impl, s->h_field, &s->err)) != SIM_OK ||
+            (rc = sim_read_occupancy(s, s->h_occ)) != SIM_OK)
+            return rc;
+        float fmax = view->range_max <= 0.0f ? sim_view_field_max(s->h_field, cells) : 0.0f;
+        sim_view_compose(view, s->h_field, s->sc.width, s->sc.height, s->h_occ, fmax, rgba);
+        return SIM_OK;
+    }
     if ((rc = s->ops->read_field(s->impl, s->h_field, &s->err)) != SIM_OK)
         return rc;
     if ((rc = s->ops->read_agents(s->impl, s->h_agents, &s->err)) != SIM_OK)
         return rc;
-    int64_t cells = (int64_t)s->sc.width * s->sc.height;
     sim_view_occupancy(s->h_agents, s->n_agents, s->h_occ, cells);
     /* The field max only matters to an automatic range (sim_view_inv ignores it otherwise): no
      * pass over the field for a fixed one. */
@@ -501,6 +531,31 @@ int sim_read_state(sim *s, sim_state *st)
     if (rc != SIM_OK)
         sim_state_free(st);
     return rc;
+}
+
+int sim_read_occupancy(sim *s, uint8_t *occ)
+{
+    int64_t cells = (int64_t)s->sc.width * s->sc.height;
+    if (!(s->engine && s->model.n_species > 1)) {
+        uint32_t *cellv = sim_malloc_array((size_t)(s->n_agents > 0 ? s->n_agents : 1),
+                                           sizeof *cellv);
+        if (!cellv)
+            return sim_err_set(&s->err, SIM_ENOMEM, "occupancy: out of memory");
+        int rc = s->ops->read_agents(s->impl, cellv, &s->err);
+        if (rc == SIM_OK)
+            sim_view_occupancy(cellv, s->n_agents, occ, cells);
+        sim_free(cellv);
+        return rc;
+    }
+    sim_state st;
+    int rc = sim_read_state(s, &st);
+    if (rc != SIM_OK)
+        return rc;
+    memset(occ, 0, (size_t)cells);
+    for (int64_t i = 0; i < st.n; i++)
+        occ[st.cell[i]] = sim_view_species_code(st.species[i]);
+    sim_state_free(&st);
+    return SIM_OK;
 }
 
 const sim_model *sim_get_model(const sim *s) { return &s->model; }

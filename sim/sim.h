@@ -38,6 +38,10 @@ int sim_create_from_model_state(const sim_scenario *sc, const sim_backend_ops *o
  * species, energy and age. For a single-model backend: one field, species 0, ids = indices. */
 int sim_read_state(sim *s, sim_state *st);
 
+/* The occupancy of every cell as the frames draw it (sim_view_species_code: 0 empty, 1 an agent
+ * of species 0, 3.. the other species) into occ (width*height bytes). */
+int sim_read_occupancy(sim *s, uint8_t *occ);
+
 /* The scenario's model, resolved (names, counts; sim_model.h). */
 const sim_model *sim_get_model(const sim *s);
 

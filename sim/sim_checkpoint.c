@@ -14,17 +14,29 @@
 #include <zlib.h>
 
 #include "sim_alloc.h"
+#include "sim_model.h"
 #include "sim_world.h"
 
 static const uint8_t signature[8] = {0x89, 'H', 'Z', 'C', 0x0d, 0x0a, 0x1a, 0x0a};
 #define BYTE_ORDER_MARK 0x0A0B0C0Du
-#define N_SECTIONS 4
+#define N_SECTIONS 5 /* the most: version 1 has the first 4 */
 #define STEP_BYTES 56
 #define SECTION_OVERHEAD 16 /* tag, length, CRC */
 
-enum { TAG_SCEN, TAG_STEP, TAG_FELD, TAG_AGNT };
-static const char tag_text[N_SECTIONS][5] = {"SCEN", "STEP", "FELD", "AGNT"};
-static const char *const tag_name[N_SECTIONS] = {"scenario", "step", "field", "agents"};
+enum { TAG_SCEN, TAG_STEP, TAG_FELD, TAG_AGNT, TAG_LIFE };
+static const char tag_text[N_SECTIONS][5] = {"SCEN", "STEP", "FELD", "AGNT", "LIFE"};
+static const char *const tag_name[N_SECTIONS] = {"scenario", "step", "field", "agents",
+                                                 "life"};
+
+static int sections(const sim_checkpoint *ck)
+{
+    return ck->version == 2 ? 5 : 4;
+}
+
+static uint64_t life_bytes(const sim_checkpoint *ck)
+{
+    return 4 + (uint64_t)ck->n_agents * 16;
+}
 
 /* ---- little-endian helpers: byte by byte, so the host's order never matters ---- */
 
@@ -98,8 +110,9 @@ static size_t scenario_text(const sim_checkpoint *ck, char *buf, size_t cap)
 static uint64_t file_size(const sim_checkpoint *ck, size_t n_text)
 {
     uint64_t cells = (uint64_t)ck->sc.width * (uint64_t)ck->sc.height;
-    return SIM_CKPT_HEADER_BYTES + N_SECTIONS * SECTION_OVERHEAD + n_text + STEP_BYTES +
-           cells * 4 + (uint64_t)ck->n_agents * 4;
+    return SIM_CKPT_HEADER_BYTES + (uint64_t)sections(ck) * SECTION_OVERHEAD + n_text +
+           STEP_BYTES + cells * 4 * (uint64_t)ck->n_fields + (uint64_t)ck->n_agents * 4 +
+           (ck->version == 2 ? life_bytes(ck) : 0);
 }
 
 uint64_t sim_checkpoint_file_size(const sim_checkpoint *ck)
@@ -188,9 +201,9 @@ static int encode(const sim_checkpoint *ck, sink *k)
         return -1;
     uint8_t h[SIM_CKPT_HEADER_BYTES];
     memcpy(h, signature, 8);
-    put_le(h + 8, SIM_CKPT_VERSION, 4);
+    put_le(h + 8, (uint64_t)ck->version, 4);
     put_le(h + 12, BYTE_ORDER_MARK, 4);
-    put_le(h + 16, N_SECTIONS, 4);
+    put_le(h + 16, (uint64_t)sections(ck), 4);
     put_le(h + 20, 0, 4);
     put_le(h + 24, file_size(ck, n_text), 8);
     put_le(h + 32, crc_update((uint32_t)crc32(0, NULL, 0), h, 32), 4);
@@ -205,9 +218,19 @@ static int encode(const sim_checkpoint *ck, sink *k)
     if (sink_put(k, h, sizeof h) || section_begin(k, TAG_SCEN, n_text) ||
         sink_put(k, text, n_text) || section_end(k) || section_begin(k, TAG_STEP, STEP_BYTES) ||
         sink_put(k, st, STEP_BYTES) || section_end(k) ||
-        section_begin(k, TAG_FELD, cells * 4) || sink_put_words(k, ck->field, cells) ||
-        section_end(k) || section_begin(k, TAG_AGNT, (uint64_t)ck->n_agents * 4) ||
+        section_begin(k, TAG_FELD, cells * 4 * (uint64_t)ck->n_fields) ||
+        sink_put_words(k, ck->field, cells * (uint64_t)ck->n_fields) || section_end(k) ||
+        section_begin(k, TAG_AGNT, (uint64_t)ck->n_agents * 4) ||
         sink_put_words(k, ck->agents, (size_t)ck->n_agents) || section_end(k))
+        return -1;
+    if (ck->version != 2)
+        return 0;
+    uint8_t next[4];
+    put_le(next, ck->next_id, 4);
+    size_t n = (size_t)ck->n_agents;
+    if (section_begin(k, TAG_LIFE, life_bytes(ck)) || sink_put(k, next, 4) ||
+        sink_put_words(k, ck->ids, n) || sink_put_words(k, ck->species, n) ||
+        sink_put_words(k, ck->energy, n) || sink_put_words(k, ck->age, n) || section_end(k))
         return -1;
     return 0;
 }
@@ -324,6 +347,7 @@ typedef struct source {
     uint64_t size, pos; /* total bytes available, bytes consumed */
     uint32_t crc;
     int os_errno;       /* read error on a FILE */
+    int version;        /* from the header */
 } source;
 
 /* Reads exactly n bytes; -1 when the data ends first or a read fails (os_errno set). The
@@ -405,6 +429,7 @@ static int check_header(source *s, const char *name, sim_err *err)
                            "the %d-byte header", name, (unsigned long long)s->size,
                            SIM_CKPT_HEADER_BYTES);
     uint32_t bom = (uint32_t)get_le(h + 12, 4), version = (uint32_t)get_le(h + 8, 4);
+    s->version = (int)version;
     if (bom == 0x0D0C0B0Au)
         return sim_err_set(err, SIM_EINVAL, "%s: wrong byte order: the checkpoint is big-endian "
                            "(byte-order mark 0a 0b 0c 0d); this horizon reads little-endian "
@@ -412,17 +437,18 @@ static int check_header(source *s, const char *name, sim_err *err)
     if (bom != BYTE_ORDER_MARK)
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint header (byte-order mark "
                            "%08x)", name, bom);
-    if (version != SIM_CKPT_VERSION)
+    if (version != 1 && version != 2)
         return sim_err_set(err, SIM_EINVAL, "%s: checkpoint format version %u; this horizon "
-                           "reads version %d (written by %s horizon, or corrupt)", name, version,
-                           SIM_CKPT_VERSION, version > SIM_CKPT_VERSION ? "a newer" : "an older");
+                           "reads versions 1 and %d (written by %s horizon, or corrupt)", name,
+                           version, SIM_CKPT_VERSION,
+                           version > SIM_CKPT_VERSION ? "a newer" : "an older");
     uint32_t stored = (uint32_t)get_le(h + 32, 4);
     uint32_t computed = crc_update((uint32_t)crc32(0, NULL, 0), h, 32);
     if (stored != computed)
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint header (CRC mismatch: stored "
                            "%08x, computed %08x)", name, stored, computed);
     uint64_t size = get_le(h + 24, 8);
-    if (get_le(h + 16, 4) != N_SECTIONS || get_le(h + 20, 4) != 0)
+    if (get_le(h + 16, 4) != (version == 2 ? 5u : 4u) || get_le(h + 20, 4) != 0)
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint header (%u sections, "
                            "reserved %u)", name, (unsigned)get_le(h + 16, 4),
                            (unsigned)get_le(h + 20, 4));
@@ -494,10 +520,14 @@ static int read_step(source *s, const char *name, sim_checkpoint *ck, sim_err *e
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: RNG key %llu differs from "
                            "run.seed %llu", name, (unsigned long long)ck->rng_key,
                            (unsigned long long)ck->sc.seed);
-    if (ck->n_agents != sim_scenario_agent_count(&ck->sc))
+    int64_t cells = (int64_t)ck->sc.width * ck->sc.height;
+    if (ck->version == 1 && ck->n_agents != sim_scenario_agent_count(&ck->sc))
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: %lld agents, the scenario "
                            "has %lld", name, (long long)ck->n_agents,
                            (long long)sim_scenario_agent_count(&ck->sc));
+    if (ck->version == 2 && (ck->n_agents < 0 || ck->n_agents > cells))
+        return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: %lld agents in %lld cells",
+                           name, (long long)ck->n_agents, (long long)cells);
     if (ck->step < 0 || ck->checkpoint_every < 0)
         return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: step %lld, period %lld",
                            name, (long long)ck->step, (long long)ck->checkpoint_every);
@@ -547,13 +577,16 @@ static float field_floor(const sim_scenario *sc)
 static int check_field(const sim_checkpoint *ck, int flags, const char *name, sim_err *err)
 {
     const int w = ck->sc.width;
-    const int64_t cells = (int64_t)w * ck->sc.height;
-    const float floor_value = flags & SIM_CKPT_ANY_SIGN ? -INFINITY : field_floor(&ck->sc);
+    const int64_t cells = (int64_t)w * ck->sc.height * ck->n_fields;
+    /* a model's deposits, growth and sources are not bounded below by one rule: finite only */
+    const float floor_value = flags & SIM_CKPT_ANY_SIGN || ck->version == 2
+                                  ? -INFINITY
+                                  : field_floor(&ck->sc);
     for (int64_t i = 0; i < cells; i++) {
         float v = ck->field[i];
         if (isfinite(v) && v >= floor_value)
             continue;
-        int x = (int)(i % w), y = (int)(i / w);
+        int x = (int)(i % w), y = (int)(i / w % ck->sc.height);
         if (!isfinite(v))
             return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: non-finite field value "
                                "at cell %d,%d (%g)", name, x, y, (double)v);
@@ -565,6 +598,58 @@ static int check_field(const sim_checkpoint *ck, int flags, const char *name, si
     return SIM_OK;
 }
 
+/* Sets ck's version and field count from the file's version and the scenario's model. */
+static int model_shape(source *s, const char *name, sim_checkpoint *ck, sim_err *err)
+{
+    sim_model *m = sim_malloc(sizeof *m);
+    if (!m)
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+    int rc = sim_model_build(&ck->sc, m, err);
+    ck->version = s->version;
+    ck->n_fields = s->version == 2 ? m->n_fields : 1;
+    if (rc == SIM_OK && s->version == 1 && !m->plain)
+        rc = sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: format version 1 for a "
+                         "model with several fields, species, walls or maps (version 2)", name);
+    sim_free(m);
+    return rc;
+}
+
+/* The LIFE section (version 2): next_id and the four per-agent arrays, then their checks. */
+static int read_life(source *s, const char *name, sim_checkpoint *ck, sim_err *err)
+{
+    uint64_t len, n = (uint64_t)ck->n_agents;
+    int rc = section_open(s, TAG_LIFE, life_bytes(ck), 0, name, &len, err);
+    if (rc != SIM_OK)
+        return rc;
+    uint8_t next[4];
+    if (src_get(s, next, 4) != 0)
+        return truncated(name, s, s->pos + 4, err);
+    ck->next_id = (uint32_t)get_le(next, 4);
+    void **arrays[4] = {(void **)&ck->ids, (void **)&ck->species, (void **)&ck->energy,
+                        (void **)&ck->age};
+    for (int a = 0; a < 4; a++) {
+        *arrays[a] = sim_malloc_array((size_t)(n ? n : 1), 4);
+        if (!*arrays[a])
+            return sim_err_set(err, SIM_ENOMEM, "%s: out of memory for the agents", name);
+        if (src_get(s, *arrays[a], (size_t)n * 4) != 0)
+            return truncated(name, s, s->pos + n * 4, err);
+        words_to_host(*arrays[a], (size_t)n);
+    }
+    ck->cap = ck->n_agents;
+    if ((rc = section_close(s, TAG_LIFE, name, err)) != SIM_OK)
+        return rc;
+    int n_species = ck->sc.n_species > 0 ? ck->sc.n_species : 1;
+    for (int64_t i = 0; i < ck->n_agents; i++) {
+        if (ck->species[i] >= (uint32_t)n_species || (i > 0 && ck->ids[i] <= ck->ids[i - 1]) ||
+            ck->ids[i] >= ck->next_id || !isfinite(ck->energy[i]) || ck->age[i] < 0)
+            return sim_err_set(err, SIM_EINVAL, "%s: corrupt checkpoint: agent %lld (id %u of "
+                               "next %u, species %u, energy %g, age %d)", name, (long long)i,
+                               ck->ids[i], ck->next_id, ck->species[i], (double)ck->energy[i],
+                               ck->age[i]);
+    }
+    return SIM_OK;
+}
+
 static int decode(source *s, const char *name, int flags, sim_checkpoint *ck, sim_err *err)
 {
     memset(ck, 0, sizeof *ck);
@@ -572,12 +657,17 @@ static int decode(source *s, const char *name, int flags, sim_checkpoint *ck, si
     if (rc == SIM_OK)
         rc = read_scenario(s, name, ck, err);
     if (rc == SIM_OK)
+        rc = model_shape(s, name, ck, err);
+    if (rc == SIM_OK)
         rc = read_step(s, name, ck, err);
     if (rc == SIM_OK)
-        rc = read_words(s, TAG_FELD, (uint64_t)ck->sc.width * (uint64_t)ck->sc.height, name,
-                        (void **)&ck->field, err);
+        rc = read_words(s, TAG_FELD,
+                        (uint64_t)ck->sc.width * (uint64_t)ck->sc.height * (uint64_t)ck->n_fields,
+                        name, (void **)&ck->field, err);
     if (rc == SIM_OK)
         rc = read_words(s, TAG_AGNT, (uint64_t)ck->n_agents, name, (void **)&ck->agents, err);
+    if (rc == SIM_OK && ck->version == 2)
+        rc = read_life(s, name, ck, err);
     if (rc == SIM_OK) {
         rc = sim_world_check_agents(&ck->sc, ck->agents, ck->n_agents, err);
         if (rc == SIM_EINVAL) {
@@ -596,7 +686,7 @@ static int decode(source *s, const char *name, int flags, sim_checkpoint *ck, si
 int sim_checkpoint_decode(const uint8_t *data, size_t len, const char *name, sim_checkpoint *ck,
                           sim_err *err)
 {
-    source s = {NULL, data, len, 0, 0, 0};
+    source s = {NULL, data, len, 0, 0, 0, 0};
     return decode(&s, name, 0, ck, err);
 }
 
@@ -628,7 +718,7 @@ int sim_checkpoint_read_flags(const char *path, int flags, sim_checkpoint *ck, s
         close(fd);
         return sim_err_set(err, SIM_ENOMEM, "%s: %s", path, strerror(e));
     }
-    source s = {f, NULL, (uint64_t)st.st_size, 0, 0, 0};
+    source s = {f, NULL, (uint64_t)st.st_size, 0, 0, 0, 0};
     int rc = decode(&s, path, flags, ck, err);
     fclose(f);
     return rc;
@@ -636,22 +726,52 @@ int sim_checkpoint_read_flags(const char *path, int flags, sim_checkpoint *ck, s
 
 /* ---- state in and out of a simulation ---- */
 
+/* (Re)allocates the version-2 agent arrays for cap agents. */
+static int reserve_life(sim_checkpoint *ck, int64_t cap, sim_err *err)
+{
+    size_t n = (size_t)(cap > 0 ? cap : 1);
+    void **arrays[5] = {(void **)&ck->agents, (void **)&ck->ids, (void **)&ck->species,
+                        (void **)&ck->energy, (void **)&ck->age};
+    for (int a = 0; a < 5; a++) {
+        void *p = sim_realloc(*arrays[a], n * 4);
+        if (!p)
+            return sim_err_set(err, SIM_ENOMEM, "out of memory for checkpoint buffers (%lld "
+                               "agents)", (long long)cap);
+        *arrays[a] = p;
+    }
+    ck->cap = cap;
+    return SIM_OK;
+}
+
 int sim_checkpoint_init(sim_checkpoint *ck, const sim_scenario *sc, sim_err *err)
 {
     memset(ck, 0, sizeof *ck);
     ck->sc = *sc;
-    ck->n_agents = sim_scenario_agent_count(sc);
-    ck->field = sim_malloc_array((size_t)sc->width * (size_t)sc->height, sizeof *ck->field);
-    ck->agents = sim_malloc_array((size_t)(ck->n_agents > 0 ? ck->n_agents : 1),
-                                  sizeof *ck->agents);
-    if (!ck->field || !ck->agents) {
+    sim_model *m = sim_malloc(sizeof *m);
+    if (!m)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int rc = sim_model_build(sc, m, err);
+    ck->version = rc == SIM_OK && !m->plain ? 2 : 1;
+    ck->n_fields = ck->version == 2 ? m->n_fields : 1;
+    ck->n_agents = ck->version == 2 ? m->agents : sim_scenario_agent_count(sc);
+    sim_free(m);
+    if (rc != SIM_OK)
+        return rc;
+    size_t cells = (size_t)sc->width * (size_t)sc->height * (size_t)ck->n_fields;
+    ck->field = sim_malloc_array(cells, sizeof *ck->field);
+    if (ck->version == 2)
+        rc = reserve_life(ck, ck->n_agents, err);
+    else
+        ck->agents = sim_malloc_array((size_t)(ck->n_agents > 0 ? ck->n_agents : 1),
+                                      sizeof *ck->agents);
+    if (!ck->field || !ck->agents || rc != SIM_OK) {
         sim_checkpoint_release(ck);
         return sim_err_set(err, SIM_ENOMEM, "out of memory for checkpoint buffers (%dx%d world)",
                            sc->width, sc->height);
     }
     /* Touch the pages now: the memory a run needs is committed (and shows in its resident size)
      * from the start, not at the first checkpoint, which may be the one a signal asks for. */
-    memset(ck->field, 0, (size_t)sc->width * (size_t)sc->height * sizeof *ck->field);
+    memset(ck->field, 0, cells * sizeof *ck->field);
     memset(ck->agents, 0, (size_t)(ck->n_agents > 0 ? ck->n_agents : 1) * sizeof *ck->agents);
     return SIM_OK;
 }
@@ -662,21 +782,61 @@ void sim_checkpoint_release(sim_checkpoint *ck)
         return;
     sim_free(ck->field);
     sim_free(ck->agents);
+    sim_free(ck->ids);
+    sim_free(ck->species);
+    sim_free(ck->energy);
+    sim_free(ck->age);
     ck->field = NULL;
     ck->agents = NULL;
+    ck->ids = ck->species = NULL;
+    ck->energy = NULL;
+    ck->age = NULL;
+}
+
+/* A version-2 capture: the whole state through sim_read_state. */
+static int capture_state(sim_checkpoint *ck, sim *s, sim_err *err)
+{
+    sim_state st;
+    int rc = sim_read_state(s, &st);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, "checkpoint: %s", sim_errmsg(s));
+    if (st.n > ck->cap && (rc = reserve_life(ck, st.n, err)) != SIM_OK) {
+        sim_state_free(&st);
+        return rc;
+    }
+    size_t cells = (size_t)st.cells, n = (size_t)st.n;
+    for (int f = 0; f < ck->n_fields; f++)
+        memcpy(ck->field + (size_t)f * cells, st.field[f], cells * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        ck->agents[i] = st.cell[i];
+        ck->ids[i] = st.id[i];
+        ck->species[i] = st.species[i];
+        ck->energy[i] = st.energy[i];
+        ck->age[i] = st.age[i];
+    }
+    ck->n_agents = st.n;
+    ck->next_id = st.next_id;
+    sim_state_free(&st);
+    return SIM_OK;
 }
 
 int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every, sim_err *err)
 {
     const sim_scenario *sc = sim_get_scenario(s);
     if (!ck->field || !ck->agents || sc->width != ck->sc.width || sc->height != ck->sc.height ||
-        sim_agent_count(s) != ck->n_agents)
+        (ck->version == 1 && sim_agent_count(s) != ck->n_agents))
         return sim_err_set(err, SIM_EINVAL, "checkpoint: buffers not sized for this simulation");
-    int rc = sim_read_field(s, ck->field);
-    if (rc == SIM_OK)
-        rc = sim_read_agents(s, ck->agents);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, "checkpoint: %s", sim_errmsg(s));
+    int rc;
+    if (ck->version == 2) {
+        if ((rc = capture_state(ck, s, err)) != SIM_OK)
+            return rc;
+    } else {
+        rc = sim_read_field(s, ck->field);
+        if (rc == SIM_OK)
+            rc = sim_read_agents(s, ck->agents);
+        if (rc != SIM_OK)
+            return sim_err_set(err, rc, "checkpoint: %s", sim_errmsg(s));
+    }
     ck->sc = *sc;
     ck->step = sim_steps_done(s);
     ck->rng_key = sc->seed;
@@ -689,6 +849,37 @@ int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every,
 int sim_checkpoint_restore(const sim_checkpoint *ck, const sim_backend_ops *ops, int threads,
                            sim **out, sim_err *err)
 {
-    return sim_create_from_state(&ck->sc, ops, threads, ck->step, ck->field, ck->agents,
-                                 ck->n_agents, out, err);
+    if (ck->version != 2)
+        return sim_create_from_state(&ck->sc, ops, threads, ck->step, ck->field, ck->agents,
+                                     ck->n_agents, out, err);
+    *out = NULL;
+    sim_model *m = sim_malloc(sizeof *m);
+    if (!m)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    sim_state st;
+    int rc = sim_model_build(&ck->sc, m, err);
+    if (rc == SIM_OK)
+        rc = sim_state_alloc(m, ck->n_agents, &st, err);
+    if (rc != SIM_OK) {
+        sim_free(m);
+        return rc;
+    }
+    size_t cells = (size_t)st.cells, n = (size_t)ck->n_agents;
+    for (int f = 0; f < ck->n_fields; f++)
+        memcpy(st.field[f], ck->field + (size_t)f * cells, cells * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        st.cell[i] = ck->agents[i];
+        st.id[i] = ck->ids[i];
+        st.species[i] = (uint8_t)ck->species[i];
+        st.energy[i] = ck->energy[i];
+        st.age[i] = ck->age[i];
+    }
+    st.n = ck->n_agents;
+    st.next_id = ck->next_id;
+    rc = sim_model_load_maps(&ck->sc, m, &st, err);
+    if (rc == SIM_OK)
+        rc = sim_create_from_model_state(&ck->sc, ops, threads, ck->step, &st, out, err);
+    sim_state_free(&st);
+    sim_free(m);
+    return rc;
 }

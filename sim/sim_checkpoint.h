@@ -24,6 +24,16 @@
  *   "FELD" width*height float32, row-major, y down
  *   "AGNT" agents u32 cell indices (y*width + x), agent id = position in the list
  *
+ * Version 2, for a model that is not plain (sim_model.h; a plain one writes version 1, so that
+ * its files stay as they were): the same header with 5 sections, and
+ *   "STEP" as above, agents being the agents alive at the step
+ *   "FELD" the model's n_fields fields one after the other, width*height float32 each
+ *   "AGNT" as above (the agents in id order)
+ *   "LIFE" next_id u32, then per agent (in the order of AGNT) four arrays of u32 words: ids,
+ *          species, energy (float32) and age (int32)
+ * The maps (walls, capacities, sources) are not in the file: a resumed run reads them again
+ * from the files the scenario names.
+ *
  * The output directory is not part of a checkpoint: a resumed run writes next to the
  * checkpoint file, wherever the directory has been moved to. */
 #ifndef SIM_CHECKPOINT_H
@@ -34,7 +44,7 @@
 
 #include "sim.h"
 
-#define SIM_CKPT_VERSION 1
+#define SIM_CKPT_VERSION 2 /* the newest written; 1 is read too (and written for plain models) */
 #define SIM_CKPT_HEADER_BYTES 36
 #define SIM_CKPT_SCENARIO_MAX (64 * 1024) /* bytes of INI text */
 #define SIM_CKPT_BACKEND_MAX 16           /* bytes of the backend name, NUL included */
@@ -49,8 +59,16 @@ typedef struct sim_checkpoint {
     int64_t checkpoint_every; /* the run's checkpoint period (0: only on signals), kept so a
                                  resumed run goes on checkpointing the same way */
     char backend[SIM_CKPT_BACKEND_MAX]; /* the backend that wrote it: "cpu", "cuda" */
-    float *field;             /* width*height */
+    float *field;             /* width*height times n_fields */
     uint32_t *agents;         /* n_agents */
+    /* Version 2 (a model that is not plain): else version 1, n_fields 1 and the rest NULL. */
+    int version;
+    int n_fields;
+    uint32_t next_id;
+    uint32_t *ids, *species;  /* n_agents each */
+    float *energy;
+    int32_t *age;
+    int64_t cap;              /* room in agents and the arrays above */
 } sim_checkpoint;
 
 /* Sizes the buffers of ck for scenario sc (cells and agent count) and zeroes the rest.
@@ -61,8 +79,9 @@ int sim_checkpoint_init(sim_checkpoint *ck, const sim_scenario *sc, sim_err *err
 void sim_checkpoint_release(sim_checkpoint *ck);
 
 /* Copies the state of s (scenario, step, field, agents, backend name) into ck, whose buffers
- * must have been sized for s's scenario. Allocates nothing. On a backend failure returns its
- * status with the message in err. */
+ * must have been sized for s's scenario. Allocates nothing for a plain model; a version-2
+ * capture reads the state through sim_read_state and grows the agent arrays when the agents
+ * have outgrown them. On a backend failure returns its status with the message in err. */
 int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every, sim_err *err);
 
 /* Builds a simulation on backend ops from ck (sim_create_from_state with ck's scenario, step,

@@ -59,8 +59,10 @@ void sim_view_compose(const sim_view *v, const float *field, int fw, int fh, con
                 continue;
             }
             size_t cell = (size_t)y * (size_t)fw + (size_t)x;
-            if (draw_agents && occ[cell])
-                put(dst, occ[cell] == 2 ? v->moved_rgba : v->agent_rgba);
+            uint8_t o = draw_agents ? occ[cell] : 0;
+            if (o)
+                put(dst, o == 2 ? v->moved_rgba : o >= 3 && o <= 5 ? v->species_rgba[o - 3]
+                                                                    : v->agent_rgba);
             else if (draw_field)
                 put(dst, v->lut + 4 * sim_view_index(field[cell], inv));
             else if (layer == SIM_LAYER_AGENTS)

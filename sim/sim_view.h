@@ -24,6 +24,7 @@ typedef struct sim_view {
     uint8_t lut[256 * 4]; /* colormap, RGBA */
     uint8_t agent_rgba[4];
     uint8_t moved_rgba[4];  /* agents marked 2 in a host occupancy (the viewer's "moved" colouring) */
+    uint8_t species_rgba[3][4]; /* agents of species 1, 2, 3 (occupancy codes 3, 4, 5) */
     uint8_t background_rgba[4];
 } sim_view;
 
@@ -57,6 +58,13 @@ static inline float sim_view_inv(float range_max, float field_max)
     return r > 0.0f ? 255.0f / r : 0.0f;
 }
 
+/* The occupancy code of an agent of species s: 1 for species 0 (agent_rgba), 3 + s - 1 for the
+ * others (species_rgba[s - 1]); 2 is the viewer's "moved" mark. */
+SIM_HD uint8_t sim_view_species_code(int s)
+{
+    return (uint8_t)(s == 0 ? 1 : 2 + s);
+}
+
 /* Host composition (sim_view.c). None of these fails or allocates. */
 
 /* Marks occ[cell] = 1 for every agent cell (agents: n cell indices y*width+x) and 0 elsewhere;
@@ -72,7 +80,8 @@ float sim_view_field_max(const float *field, int64_t cells);
  * colours (FIELD and HORIZON: the caller passes the array to show), agents (AGENTS: agent colour
  * on occupied cells, background elsewhere) or both (FIELD_AGENTS: agents over the field).
  * field_max is used only when v->range_max <= 0. field may be NULL for the AGENTS layer and occ
- * may be NULL for "no agents"; an occ entry of 2 draws v->moved_rgba instead of v->agent_rgba. The caller keeps v valid (w, h >= 1, scale > 0, finite origin).
+ * may be NULL for "no agents"; an occ entry of 2 draws v->moved_rgba instead of v->agent_rgba,
+ * 3..5 the colour of species 1..3. The caller keeps v valid (w, h >= 1, scale > 0, finite origin).
  * Deterministic for any thread count. */
 void sim_view_compose(const sim_view *v, const float *field, int fw, int fh, const uint8_t *occ,
                       float field_max, uint8_t *rgba);

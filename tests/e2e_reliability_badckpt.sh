@@ -41,8 +41,8 @@ mk truncated; truncate -s $((size - 100)) "$T/truncated/checkpoint.hzc"
 check truncated "truncated checkpoint: $((size - 100)) bytes, $size needed"
 mk header;    truncate -s 20 "$T/header/checkpoint.hzc"
 check header "shorter than the 36-byte header"
-mk version;   poke "$T/version/checkpoint.hzc" 8 '\x02'
-check version "checkpoint format version 2; this horizon reads version 1"
+mk version;   poke "$T/version/checkpoint.hzc" 8 '\x03'
+check version "checkpoint format version 3; this horizon reads versions 1 and 2"
 mk endian;    poke "$T/endian/checkpoint.hzc" 12 '\x0a\x0b\x0c\x0d'
 check endian "wrong byte order: the checkpoint is big-endian"
 mk scenario;  cp "$SRC/assets/scenarios/default.ini" "$T/scenario/checkpoint.hzc"

@@ -300,9 +300,15 @@ static void test_version_and_byte_order(void **state)
     (void)state;
     size_t len;
     uint8_t *buf = make_image(12, 10, 1, &len);
-    ckpt_fixup_put(buf + 8, 2, 4); /* a newer format, CRC intact */
+    ckpt_fixup_put(buf + 8, 3, 4); /* a newer format, CRC intact */
     ckpt_fixup(buf, len, 0);
-    expect_refused(buf, len, "checkpoint format version 2; this horizon reads version 1");
+    expect_refused(buf, len, "checkpoint format version 3; this horizon reads versions 1 and 2");
+    sim_free(buf);
+    /* version 2 on a plain model's 4 sections: the header says too few sections */
+    buf = make_image(12, 10, 1, &len);
+    ckpt_fixup_put(buf + 8, 2, 4);
+    ckpt_fixup(buf, len, 0);
+    expect_refused(buf, len, "4 sections");
     sim_free(buf);
 
     /* A header written in big-endian order (what a writer that ignored byte order would leave

@@ -306,8 +306,9 @@ static void test_agent_contrast(void **state)
     for (int cmap = 0; cmap < SIM_CMAP_COUNT; cmap++) {
         sim_view v;
         render_view_init(&v, cmap, 0.0f);
-        const uint8_t *cols[2] = {v.agent_rgba, v.moved_rgba};
-        for (int k = 0; k < 2; k++) {
+        const uint8_t *cols[5] = {v.agent_rgba, v.moved_rgba, v.species_rgba[0],
+                                  v.species_rgba[1], v.species_rgba[2]};
+        for (int k = 0; k < 5; k++) {
             double nearest = 1e9;
             for (int i = 0; i < 256; i++) {
                 double d = 0.0;
@@ -318,8 +319,10 @@ static void test_agent_contrast(void **state)
                 nearest = d < nearest ? d : nearest;
             }
             if (sqrt(nearest) < 90.0)
-                fail_msg("colormap %d: %s colour is %.1f from a map entry", cmap,
-                         k ? "moved" : "agent", sqrt(nearest));
+                fail_msg("colormap %d: colour %d (agent, moved, species 1-3) is %.1f from a map "
+                         "entry", cmap, k, sqrt(nearest));
+            for (int j = 0; j < k; j++)
+                assert_int_not_equal(memcmp(cols[j], cols[k], 4), 0);
         }
         assert_int_not_equal(memcmp(v.agent_rgba, v.moved_rgba, 4), 0);
     }
