@@ -431,6 +431,13 @@ int sim_state_alloc(const sim_model *m, int64_t cap, sim_state *st, sim_err *err
     return SIM_OK;
 }
 
+/* A map that cannot be read is bad input, like a scenario file that cannot: SIM_EINVAL (exit 2)
+ * rather than the I/O status an output failure gets. */
+static int map_rc(int rc)
+{
+    return rc == SIM_EIO ? SIM_EINVAL : rc;
+}
+
 int sim_model_load_maps(const sim_scenario *sc, const sim_model *m, sim_state *st,
                         sim_err *err)
 {
@@ -439,7 +446,7 @@ int sim_model_load_maps(const sim_scenario *sc, const sim_model *m, sim_state *s
     float *tmp = NULL;
     int rc = SIM_OK;
     if (m->walls) {
-        rc = sim_map_load_mask(m->walls, "world.walls", w, h, rs, st->walls, err);
+        rc = map_rc(sim_map_load_mask(m->walls, "world.walls", w, h, rs, st->walls, err));
         if (rc != SIM_OK)
             return rc;
     }
@@ -448,7 +455,7 @@ int sim_model_load_maps(const sim_scenario *sc, const sim_model *m, sim_state *s
         char what[SIM_NAME_MAX + 32];
         if (mf->sources) {
             snprintf(what, sizeof what, "field.%s.sources", m->field_name[f]);
-            rc = sim_map_load_mask(mf->sources, what, w, h, rs, st->sources[f], err);
+            rc = map_rc(sim_map_load_mask(mf->sources, what, w, h, rs, st->sources[f], err));
         }
         if (rc == SIM_OK && st->capacity[f]) {
             if (mf->capacity_map) {
@@ -457,7 +464,7 @@ int sim_model_load_maps(const sim_scenario *sc, const sim_model *m, sim_state *s
                     break;
                 }
                 snprintf(what, sizeof what, "field.%s.capacity_map", m->field_name[f]);
-                rc = sim_map_load(mf->capacity_map, what, w, h, rs, tmp, err);
+                rc = map_rc(sim_map_load(mf->capacity_map, what, w, h, rs, tmp, err));
                 for (int64_t i = 0; rc == SIM_OK && i < cells; i++)
                     st->capacity[f][i] = SIM_FMUL(mf->capacity, tmp[i]);
             } else {
@@ -491,7 +498,8 @@ static int init_fields(const sim_scenario *sc, const sim_model *m, int threads, 
             snprintf(what, sizeof what, "field.%s.map", m->field_name[f]);
             if (!map && !(map = sim_malloc_array((size_t)cells, sizeof *map)))
                 return sim_err_set(err, SIM_ENOMEM, "out of memory reading %s", what);
-            int rc = sim_map_load(mf->map, what, m->width, m->height, sc->map_resample, map, err);
+            int rc = map_rc(sim_map_load(mf->map, what, m->width, m->height, sc->map_resample,
+                                         map, err));
             if (rc != SIM_OK) {
                 sim_free(map);
                 return rc;
@@ -536,7 +544,8 @@ static int place_species(const sim_scenario *sc, const sim_model *m, int s, uint
         uint8_t *mask = sim_malloc_array((size_t)cells, 1);
         if (!mask)
             return sim_err_set(err, SIM_ENOMEM, "out of memory reading %s", what);
-        int rc = sim_map_load_mask(sp->placement_map, what, w, h, sc->map_resample, mask, err);
+        int rc = map_rc(sim_map_load_mask(sp->placement_map, what, w, h, sc->map_resample, mask,
+                                          err));
         for (int64_t i = 0; rc == SIM_OK && i < cells; i++)
             if (mask[i] && !taken[i])
                 cand[n_cand++] = (uint32_t)i;
