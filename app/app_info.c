@@ -2,9 +2,12 @@
  * memory a scenario needs on each backend. */
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "sim_backend.h"
+#include "sim_model.h"
 #ifdef HORIZON_HAVE_CUDA
 #include "gpu_backend.h"
 #endif
@@ -56,11 +59,32 @@ int app_info_main(int argc, char **argv)
         return APP_EXIT_USAGE;
     if (have_sc) {
         int64_t n = sim_scenario_agent_count(&sc);
-        printf("scenario: %dx%d %s, %lld agents, r=%d, %d sweeps/step, %lld steps\n", sc.width,
-               sc.height, sim_boundary_name(sc.boundary), (long long)n, sc.radius, sc.sweeps,
-               (long long)sc.steps);
-        printf("cpu memory estimate: %.1f MiB\n",
-               (double)sim_cpu_estimate_bytes(&sc) / 1048576.0);
+        sim_model *m = malloc(sizeof *m);
+        int model = m && sim_model_build(&sc, m, NULL) == SIM_OK && !m->plain;
+        if (model)
+            printf("scenario: %dx%d %s, %lld agents, %lld steps\n", sc.width, sc.height,
+                   sim_boundary_name(sc.boundary), (long long)m->agents, (long long)sc.steps);
+        else
+            printf("scenario: %dx%d %s, %lld agents, r=%d, %d sweeps/step, %lld steps\n",
+                   sc.width, sc.height, sim_boundary_name(sc.boundary), (long long)n, sc.radius,
+                   sc.sweeps, (long long)sc.steps);
+        if (model) {
+            printf("model: %d field%s (", m->n_fields, m->n_fields > 1 ? "s" : "");
+            for (int f = 0; f < m->n_fields; f++)
+                printf("%s%s", f ? ", " : "", m->field_name[f]);
+            printf("), %d species (", m->n_species);
+            for (int s = 0; s < m->n_species; s++)
+                printf("%s%s %lld%s", s ? ", " : "", m->species_name[s],
+                       (long long)m->species[s].count, m->species[s].life ? " with a life cycle" : "");
+            printf(")%s\n", m->walls ? ", walls" : "");
+            printf("cpu memory estimate: %.1f MiB (the model engine at the start; its agent "
+                   "arrays double when births need room)\n",
+                   (double)sim_cpu_model_estimate_bytes(&sc) / 1048576.0);
+        } else {
+            printf("cpu memory estimate: %.1f MiB\n",
+                   (double)sim_cpu_estimate_bytes(&sc) / 1048576.0);
+        }
+        free(m);
     }
 #ifdef HORIZON_HAVE_CUDA
     gpu_info_print(stdout, have_sc ? &sc : NULL);

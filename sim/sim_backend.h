@@ -135,6 +135,10 @@ const sim_backend_ops *sim_cpu_backend(void);
 /* The CPU model engine (sim_model_cpu.c): every model, the oracle of the CUDA one. */
 const sim_backend_ops *sim_cpu_model_backend(void);
 
+/* Host memory in bytes the CPU model engine allocates for a scenario's model at its start
+ * (births grow the per-agent arrays, by doubling), for `horizon info`; 0 for a bad model. */
+size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc);
+
 /* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the
  * struct and allocator rounding aside), for `horizon info`. */
 size_t sim_cpu_estimate_bytes(const sim_scenario *sc);

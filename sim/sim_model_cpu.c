@@ -60,6 +60,28 @@ static void mcpu_destroy(void *p)
     sim_free(s);
 }
 
+/* The bytes of one agent in every per-agent array of the engine: cell, id, species, energy and
+ * age twice (the state and the compaction's copy), dead and moved flags, the birth cell. */
+#define MCPU_AGENT_BYTES (2 * (4 + 4 + 1 + 4 + 4) + 1 + 1 + 8)
+
+static int max_radius(const sim_model *m);
+
+size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc)
+{
+    sim_model m;
+    if (sim_model_build(sc, &m, NULL) != SIM_OK)
+        return 0;
+    size_t cells = (size_t)m.width * (size_t)m.height;
+    int r = max_radius(&m);
+    size_t b = cells * (4 /* spare */ + 4 /* occupancy */ + 8 /* claims */ + 8 /* scores */);
+    b += (size_t)m.height * (size_t)(m.width + 2 * r + 3) * 8; /* prefix rows */
+    for (int f = 0; f < m.n_fields; f++)
+        b += cells * (4 + (m.field[f].growth > 0 ? 4 : 0) + (m.field[f].sources ? 1 : 0));
+    b += m.walls ? cells : 0;
+    size_t n = (size_t)(m.agents > 16 ? m.agents : 16);
+    return b + n * MCPU_AGENT_BYTES + (size_t)m.width * sizeof(double);
+}
+
 static int max_radius(const sim_model *m)
 {
     int r = 0;
