@@ -179,4 +179,17 @@ rc=0
 rc=0
 "$HZ" gui --no-such-option >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "an unknown option exited $rc, expected 2"
+# ---- a model of the library by name: two species, births and deaths ----
+"$HZ" run wolf-sheep-grass --backend cpu --steps 30 --frames-every 15 --frame-size 288x288 \
+    --out "$T/wsg_run" --quiet || fail "horizon run wolf-sheep-grass failed"
+printf 'snapshot %s\nstep 15\nsnapshot %s\nstep 15\nsnapshot %s\nquit\n' "$T/w0.png" \
+    "$T/w15.png" "$T/w30.png" >"$T/wsg.txt"
+timeout 120 "${GUI[@]}" wolf-sheep-grass --backend cpu --out "$T/wsg_gui" --size 288x288 \
+    --script "$T/wsg.txt" >"$T/wsg.out" 2>"$T/wsg.err" || { cat "$T/wsg.err" >&2; fail "gui wolf-sheep-grass"; }
+for k in 0 1 2; do
+    cmp "$T/wsg_run/frames/frame_00000$k.png" "$T/w$((k * 15)).png" ||
+        fail "wolf-sheep-grass step $((k * 15)): snapshot differs from the run frame"
+done
+cmp "$T/wsg_run/stats.csv" "$T/wsg_gui/session_001/stats.csv" ||
+    fail "wolf-sheep-grass: the session's stats.csv differs from horizon run's"
 echo "e2e_gui_script: ok"
