@@ -4,8 +4,8 @@
  * phase is one pass over the agents or the cells, in the order of the README's list.
  *
  * Memory: per field the values and a spare for the sweeps (8 B/cell), the occupancy (4 B/cell,
- * walls included as SIM_OCC_WALL), the claims (8 B/cell), one score grid and its extended
- * prefix rows for the species being sensed (8 + 8 B/cell), and per agent its cell, id,
+ * walls included as SIM_OCC_WALL), the claims (8 B/cell), the extended prefix rows of the
+ * scores of the species being sensed (8 B/cell and 8(2r+3) B/row), and per agent its cell, id,
  * species, energy, age and scratch (about 26 B, twice during a compaction). */
 #include <math.h>
 #include <omp.h>
@@ -28,8 +28,7 @@ typedef struct mcpu {
     float *spare;          /* cells: the sweeps ping-pong with the field */
     int32_t *occ;          /* agent index per cell, SIM_OCC_EMPTY or SIM_OCC_WALL */
     uint64_t *claim;       /* cells: highest claim key, 0 none */
-    int64_t *grid;         /* cells: a species' score grid */
-    int64_t *pre;          /* rows of width + 2r + 3: extended prefix sums of the grid */
+    int64_t *pre;          /* rows of width + 2r + 3: extended prefix sums of the scores */
     uint8_t *dead;         /* per agent */
     uint8_t *moved;        /* per agent: moved this step */
     int64_t *born;         /* per agent: the cell of its newborn, -1 none */
@@ -51,7 +50,6 @@ static void mcpu_destroy(void *p)
     sim_free(s->spare);
     sim_free(s->occ);
     sim_free(s->claim);
-    sim_free(s->grid);
     sim_free(s->pre);
     sim_free(s->dead);
     sim_free(s->moved);
@@ -73,7 +71,7 @@ size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc)
         return 0;
     size_t cells = (size_t)m.width * (size_t)m.height;
     int r = max_radius(&m);
-    size_t b = cells * (4 /* spare */ + 4 /* occupancy */ + 8 /* claims */ + 8 /* scores */);
+    size_t b = cells * (4 /* spare */ + 4 /* occupancy */ + 8 /* claims */);
     b += (size_t)m.height * (size_t)(m.width + 2 * r + 3) * 8; /* prefix rows */
     for (int f = 0; f < m.n_fields; f++)
         b += cells * (4 + (m.field[f].growth > 0 ? 4 : 0) + (m.field[f].sources ? 1 : 0));
@@ -163,13 +161,12 @@ static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int th
     s->spare = sim_malloc_array(cells, sizeof *s->spare);
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_calloc(cells, sizeof *s->claim);
-    s->grid = sim_malloc_array(cells, sizeof *s->grid);
     s->pre = sim_malloc_array(pre_len, sizeof *s->pre);
     s->colsum = sim_malloc_array((size_t)m->width, sizeof *s->colsum);
-    if (!s->spare || !s->occ || !s->claim || !s->grid || !s->pre || !s->colsum) {
+    if (!s->spare || !s->occ || !s->claim || !s->pre || !s->colsum) {
         mcpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory for a %dx%d world "
-                           "(%zu bytes)", m->width, m->height, cells * 36 + pre_len * 8);
+                           "(%zu bytes)", m->width, m->height, cells * 16 + pre_len * 8);
     }
     rc = reserve(s, in->n, err);
     if (rc != SIM_OK) {
@@ -219,33 +216,35 @@ static int64_t cand_cell(const sim_model *m, int x, int y, int c)
     return (int64_t)cy * m->width + cx;
 }
 
-/* The score grid of species sp: per cell the weighted sum of its sense terms' fixed-point
- * values (walls 0), then extended prefix rows: pre[y][j] = the sum of the grid's row y over
- * x in [-r-1, j-r-2] (periodic rows wrap, bounded ones are 0 outside). */
+/* The score of cell i for species sp: the weighted sum of its sense terms' fixed-point values
+ * (walls 0). */
+static int64_t cell_score(const mcpu *s, const sim_model_species *sp, int64_t i)
+{
+    int32_t o = s->occ[i];
+    if (o == SIM_OCC_WALL)
+        return 0;
+    int64_t v = 0;
+    for (int t = 0; t < sp->n_sense; t++) {
+        int src = sp->sense[t].src;
+        int64_t x;
+        if (src >= SIM_SRC_OCC)
+            x = o >= 0 && s->st.species[o] == src - SIM_SRC_OCC ? SIM_OCC_FIX : 0;
+        else
+            x = sim_fix(s->st.field[src][i]);
+        v += (int64_t)sp->sense[t].weight * x;
+    }
+    return v;
+}
+
+/* The extended prefix rows of species sp's scores: pre[y][j] = the sum of the scores of row y
+ * over x in [-r-1, j-r-2] (periodic rows wrap, bounded ones are 0 outside). */
 static void build_scores(mcpu *s, const sim_model_species *sp)
 {
     const sim_model *m = &s->m;
     const int w = m->width, h = m->height, r = sp->radius, len = w + 2 * r + 3;
-    const int64_t cells = s->st.cells;
-#pragma omp parallel for schedule(static) num_threads(s->threads)
-    for (int64_t i = 0; i < cells; i++) {
-        int64_t v = 0;
-        int32_t o = s->occ[i];
-        if (o != SIM_OCC_WALL)
-            for (int t = 0; t < sp->n_sense; t++) {
-                int src = sp->sense[t].src;
-                int64_t x;
-                if (src >= SIM_SRC_OCC)
-                    x = o >= 0 && s->st.species[o] == src - SIM_SRC_OCC ? SIM_OCC_FIX : 0;
-                else
-                    x = sim_fix(s->st.field[src][i]);
-                v += (int64_t)sp->sense[t].weight * x;
-            }
-        s->grid[i] = v;
-    }
 #pragma omp parallel for schedule(static) num_threads(s->threads)
     for (int y = 0; y < h; y++) {
-        const int64_t *row = s->grid + (int64_t)y * w;
+        const int64_t row = (int64_t)y * w;
         int64_t *p = s->pre + (int64_t)y * len;
         int64_t acc = 0;
         p[0] = 0;
@@ -253,9 +252,9 @@ static void build_scores(mcpu *s, const sim_model_species *sp)
             int x = j - r - 1;
             int64_t v;
             if (x >= 0 && x < w)
-                v = row[x];
+                v = cell_score(s, sp, row + x);
             else if (m->periodic)
-                v = row[((x % w) + w) % w];
+                v = cell_score(s, sp, row + ((x % w) + w) % w);
             else
                 v = 0;
             acc += v;
