@@ -134,6 +134,8 @@ static void list_dirs(char dirs[][APP_MODELS_PATH_MAX], int n, char *out, size_t
 int app_models_resolve(const char *arg, char *path, size_t n, sim_err *err)
 {
     struct stat st;
+    if (!path || n == 0) /* also tells the compiler, whose sanitizer build warns otherwise */
+        return sim_err_set(err, SIM_EINVAL, "models: no room for the path");
     if ((stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) || !is_name(arg)) {
         if (snprintf(path, n, "%s", arg) >= (int)n)
             return sim_err_set(err, SIM_EINVAL, "%.64s...: path too long", arg);
