@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "app_models.h"
 #include "app_output.h"
 #include "app_progress.h"
 #include "app_signal.h"
@@ -684,6 +685,7 @@ int app_sweep_main(int argc, char **argv)
     /* The sweep's own time (sweep.json's wall_seconds), from here: the launch of the ranks and
      * MPI's start are mpirun's, and are not the sweep's rate. */
     t0 = app_now();
+    sim_sweep_set_resolver(app_models_resolve); /* base = a model of the library */
     if ((rc = sim_sweep_load(o.file, o.sets, o.n_sets, &sw, &err)) != SIM_OK)
         goto fail;
     if (o.dry_run) {

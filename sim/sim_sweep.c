@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim_alloc.h"
 #include "sim_text.h"
@@ -867,6 +868,13 @@ static int count_runs(load_ctx *ctx)
     return SIM_OK;
 }
 
+static sim_sweep_resolver resolver;
+
+void sim_sweep_set_resolver(sim_sweep_resolver fn)
+{
+    resolver = fn;
+}
+
 /* The base scenario, then the fixed values, then --set. */
 static int build_base(load_ctx *ctx, char **sets, int n_sets)
 {
@@ -889,7 +897,13 @@ static int build_base(load_ctx *ctx, char **sets, int n_sets)
         }
         memcpy(sw->base_name, sw->path, (size_t)dir); /* lengths checked just above */
         memcpy(sw->base_name + dir, ctx->base, strlen(ctx->base) + 1);
-        rc = sim_scenario_parse_file(sc, sw->base_name, &e);
+        struct stat st;
+        rc = SIM_OK;
+        /* not a file next to the sweep file, and no path: a model of the library */
+        if (resolver && stat(sw->base_name, &st) != 0 && !strchr(ctx->base, '/'))
+            rc = resolver(ctx->base, sw->base_name, sizeof sw->base_name, &e);
+        if (rc == SIM_OK)
+            rc = sim_scenario_parse_file(sc, sw->base_name, &e);
     }
     if (rc != SIM_OK) {
         ctx->line = ctx->base_line;

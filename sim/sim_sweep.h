@@ -102,6 +102,12 @@ typedef struct sim_sweep sim_sweep;
  * a run's scenario is built on demand, so memory does not grow with the number of runs. */
 int sim_sweep_load(const char *path, char **sets, int n_sets, sim_sweep **out, sim_err *err);
 
+/* How `base = NAME` finds a model of the library when no file NAME exists next to the sweep
+ * file: the app installs its lookup (horizon models); fn writes the path of NAME's scenario into
+ * path (n bytes) and returns SIM_OK, or a status with the message in err. NULL: files only. */
+typedef int (*sim_sweep_resolver)(const char *name, char *path, size_t n, sim_err *err);
+void sim_sweep_set_resolver(sim_sweep_resolver fn);
+
 /* Frees the sweep; NULL is a no-op. */
 void sim_sweep_destroy(sim_sweep *sw);
 

@@ -132,4 +132,13 @@ EXPECT="missing.png: world.walls: cannot open" refuse missing --set world.walls=
 # with resampling the small map is taken
 "$HZ" run ../rich.ini --backend cpu --out "$T/resampled" --quiet --steps 3 \
     --set world.walls=../small.png --set world.map_resample=nearest || fail "nearest resampling"
+# A sweep over a model of the library by name: each run as `horizon run` gives it.
+printf '[sweep]\nbase = segregation\nrun.seed = 1, 2\n[run]\nsteps = 5\n[output]\nframes_every = 0\n' \
+    >"$T/sw.ini"
+"$HZ" sweep "$T/sw.ini" --backend cpu --out "$T/sweep" --quiet || fail "sweep of a model by name"
+"$HZ" run segregation --backend cpu --steps 5 --seed 2 --frames-every 0 --out "$T/seg2" --quiet ||
+    fail "run segregation"
+want=$(tail -1 "$T/seg2/stats.csv" | cut -d, -f8)
+grep -q "^1,2,.*,$want," "$T/sweep/sweep.csv" ||
+    fail "sweep run 1 (seed 2) does not have the checksum $want of horizon run: $(cat "$T/sweep/sweep.csv")"
 echo "e2e_models: ok"
