@@ -21,14 +21,17 @@ static const char bench_usage[] =
     "  cpu: horizon sums (prefix rows vs brute force) at r = 2, 8, 32 on a SIZE^2 field,\n"
     "       and steps/s of the default scenario with 1, 2 and all threads;\n"
     "  cuda: copy bandwidth, Jacobi, the tile-sum horizon kernel vs baselines, full steps,\n"
-    "        the Laplace exercise, tile mappings, batched steps of small worlds (when built\n"
-    "        with CUDA and a GPU is present).\n"
+    "        the Laplace exercise, tile mappings, the model engine vs the CPU's, batched steps\n"
+    "        of small worlds (when built with CUDA and a GPU is present).\n"
     "\n"
     "options:\n"
     "  --backend auto|cpu|cuda  which sections (default auto: cpu, and cuda when usable)\n"
     "  --size N                 field side for the horizon sections (default 4096)\n"
     "  --quick                  fewer repeats and samples (a smoke test)\n"
     "  --json FILE              also write the results as JSON\n"
+    "  --models-only            only the models section (CUDA): the CUDA model engine vs the CPU\n"
+    "                           model engine on wolf-sheep-grass (1M agents at 4096^2), and a\n"
+    "                           two-species two-field step vs the single-species fast path\n"
     "  --batch-only             only the batched-steps section (CUDA): per-step vs batched\n"
     "                           steps/s of small worlds, the cost of statistics every step\n"
     "  --sweep-only             only the sweep section: N runs of the default scenario through\n"
@@ -176,7 +179,7 @@ static int bench_cpu_steps(FILE *json, int quick)
 int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
-    int quick = 0, bad = 0, sweep_only = 0, batch_only = 0;
+    int quick = 0, bad = 0, sweep_only = 0, batch_only = 0, models_only = 0;
     int64_t size = 4096, sweep_runs = 0, sweep_steps = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v;
@@ -189,6 +192,8 @@ int app_bench_main(int argc, char **argv)
             sweep_only = 1;
         } else if (strcmp(argv[i], "--batch-only") == 0) {
             batch_only = 1;
+        } else if (strcmp(argv[i], "--models-only") == 0) {
+            models_only = 1;
         } else if (app_opt(argc, argv, &i, "--sweep-steps", &v, &bad)) {
             if (!bad && !app_parse_i64("--sweep-steps", v, 1, 1000000, &sweep_steps))
                 bad = 1;
@@ -231,6 +236,20 @@ int app_bench_main(int argc, char **argv)
             fprintf(json, "  \"backend\": \"%s\"", ops ? ops->name : "none");
         if (rc == SIM_OK)
             rc = app_bench_sweep(json, ops->name, quick, (int)sweep_runs, (int)sweep_steps);
+        want_cpu = want_gpu = 0;
+    }
+    if (models_only && !sweep_only && !batch_only) {
+        /* the section alone: `horizon bench --models-only` (CUDA only) */
+        const sim_backend_ops *ops = NULL;
+        rc = app_pick_backend("cuda", &ops, 1);
+#ifdef HORIZON_HAVE_CUDA
+        if (rc == SIM_OK) {
+            sim_err err;
+            rc = gpu_bench_models_run(quick, (int)size, stdout, json, &err);
+            if (rc != SIM_OK)
+                fprintf(stderr, "horizon bench: %s\n", err.msg);
+        }
+#endif
         want_cpu = want_gpu = 0;
     }
     if (batch_only && !sweep_only) {

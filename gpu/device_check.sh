@@ -142,7 +142,8 @@ run_san() {
     [ "$SAN" = memcheck ] && tools=memcheck
     : >"$OUT/san.log"
     for tool in $tools; do
-        for t in test_gpu_horizon test_gpu_step test_gpu_batch test_gpu_alloc test_gpu_probe; do
+        for t in test_gpu_horizon test_gpu_step test_gpu_batch test_gpu_alloc test_gpu_probe \
+            test_gpu_model; do
             # memcheck also looks for device memory never freed in the allocation test, which
             # frees everything and resets the device before it exits
             local leak=""

@@ -291,7 +291,7 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.region_sums = gpu_region_sums;
     o.read_cells = gpu_read_cells;
     o.agent_cells = gpu_agent_cells;
-    o.models = nullptr; /* no CUDA model engine yet: sim.h refuses other models on cuda */
+    o.models = gpu_cuda_model_backend; /* every model that is not plain */
     return o;
 }
 

@@ -23,6 +23,18 @@ extern "C" {
  * not fit in device memory. Results are bit-identical to sim_cpu_backend(). */
 const sim_backend_ops *gpu_cuda_backend(void);
 
+/* The CUDA model engine ("cuda"; sim_backend.h: a model engine, created from a state): every
+ * model (fields, walls, sources, growth, species, the life cycle, predation) with the results of
+ * sim_cpu_model_backend() bit for bit, step by step. gpu_cuda_backend() names it in `models`, so
+ * that sim.h runs every model that is not plain on it. Its create_state fails with SIM_ENODEV
+ * ("cuda model engine: no CUDA device" and the like) without a usable device or driver, and with
+ * SIM_EDEVMEM when the world does not fit. */
+const sim_backend_ops *gpu_cuda_model_backend(void);
+
+/* Device memory in bytes that the model engine takes for a scenario's model (an upper bound at
+ * the start; the agent arrays grow with births). 0 when the model does not build. */
+size_t gpu_model_estimate_bytes(const sim_scenario *sc);
+
 /* Number of usable CUDA devices. When 0, `why` (n bytes, may be NULL) gets a one-line reason
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
 int gpu_probe(char *why, size_t n);
@@ -55,6 +67,12 @@ size_t gpu_estimate_bytes(const sim_scenario *sc);
  * trailing comma or newline). Returns SIM_ENODEV without a device, SIM_EDEVMEM when a size does
  * not fit, SIM_EINVAL when a result check fails. */
 int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
+
+/* The models section of `horizon bench` alone (`--models-only`): the CUDA model engine vs the
+ * CPU model engine on a wolf-sheep-grass model at size^2 (0: 4096; 1M agents at 4096^2, scaled
+ * with the area), and a two-species two-field model vs the fast path. Output and failures as
+ * gpu_bench_run. */
+int gpu_bench_models_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
 
 /* Tuning of the CUDA instance behind a sim object. Zero fields keep the automatic choice. */
 enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };

@@ -505,6 +505,8 @@ extern "C" int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_e
         rc = bench_step(&c, side, err);
     if (rc == SIM_OK)
         rc = bench_laplace(&c, err);
+    if (rc == SIM_OK)
+        rc = gpu_bench_models(&c, side, err);
     if (json)
         fprintf(json, ", \"checks_failed\": %d}", c.failed);
     if (rc == SIM_OK && c.failed)

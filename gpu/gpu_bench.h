@@ -31,6 +31,10 @@ void gpu_bench_member(gpu_bench_ctx *c);
  * tile mappings (gpu_bench_hz.cu). */
 int gpu_bench_horizon(gpu_bench_ctx *c, int side, sim_err *err);
 
+/* The models section (gpu_bench_model.cu): the CUDA model engine vs the CPU model engine on a
+ * wolf-sheep-grass model, and a two-species two-field step vs the fast path. */
+int gpu_bench_models(gpu_bench_ctx *c, int side, sim_err *err);
+
 /* Runs f (returning a sim_status) once to warm up, then `reps` times between events on c->s;
  * *ms = the median time of one run in milliseconds. */
 template <class F> static int gpu_bench_time(gpu_bench_ctx *c, int reps, F f, double *ms, sim_err *err)

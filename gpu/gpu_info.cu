@@ -144,6 +144,12 @@ extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
         }
         cudaSetDevice(cur);
     }
+    if (sc && !sim_model_is_plain(sc)) {
+        /* a model that is not plain runs on the model engine (sim.h picks it) */
+        fprintf(f, "cuda memory estimate (model engine): %.1f MiB (the agent arrays grow with "
+                "births)\n", gpu_model_estimate_bytes(sc) / 1048576.0);
+        return;
+    }
     if (sc) {
         size_t b = gpu_estimate_bytes(sc);
         int64_t cells = (int64_t)sc->width * sc->height, n = sim_scenario_agent_count(sc);

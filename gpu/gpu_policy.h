@@ -76,4 +76,26 @@
  * (on chip, per agent) should cost less than the map's write of every cell. */
 #define GPU_PROBE_SCAN_MAX 64
 
+/* ---- Model engine (gpu_model*.cu) ---- */
+#define GPU_MD_THREADS 256 /* threads of a sense block (one tile) */
+/* Tile sides tried in order until the sense block's shared memory fits GPU_MD_SMEM_MAX: a
+ * 64-cell tile holds ~256 agents at the large scenario's density (6.25%), one per thread (a
+ * thread sums an agent's 9 candidates); a 32-cell tile ~64, and a larger halo share. */
+#define GPU_MD_TILE 64
+#define GPU_MD_TILE_MIN 16
+/* Agents a sense block lists per round (8 B each in shared memory): 1024 covers a 64-cell tile
+ * up to 25% density in one round. */
+#define GPU_MD_CHUNK 1024
+#define GPU_MD_SMEM_MAX (226 * 1024) /* dynamic; 227 KB a block with the static ~400 B */
+/* The sense kernel's launch bounds: GPU_MD_MINB_HIGH resident blocks per multiprocessor (48
+ * registers, a few bytes spilled) or 1 (58 registers: 4 blocks); GPU_MD_MINB is the default of
+ * the two (the bench's models section times both). */
+#define GPU_MD_MINB_HIGH 5
+#define GPU_MD_MINB GPU_MD_MINB_HIGH
+#define GPU_MD_EW_THREADS 256 /* per-agent and per-cell kernels */
+/* Agents a thread of the move kernel takes, their random claim-word reads in flight at once
+ * (ncu on wolf-sheep-grass at 4096^2, one agent a thread: 631 cycles per issued instruction,
+ * 1.2 TB/s, stalled on those reads). */
+#define GPU_MD_MOVE_ITEMS 4
+
 #endif

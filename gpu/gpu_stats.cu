@@ -75,7 +75,8 @@ __device__ void commit_sum_max(unsigned long long cs, unsigned mk, gpu_ctl *ctl,
  * before any is used, then each value is folded into the checksum and max and staged. */
 __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int h, int x, int y0,
                                          float (*dst)[GPU_ST_COLS + 1], int lane,
-                                         unsigned long long &cs, unsigned &mk)
+                                         unsigned long long base, unsigned long long &cs,
+                                         unsigned &mk)
 {
     float v[GPU_ST_ROWS];
 #pragma unroll
@@ -87,7 +88,7 @@ __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int
     for (int q = 0; q < GPU_ST_ROWS; q++) {
         int y = y0 + q;
         if (y < h && x < w) {
-            cs += sim_checksum_cell((size_t)y * w + x, __float_as_uint(v[q]));
+            cs += sim_checksum_cell(base + (size_t)y * w + x, __float_as_uint(v[q]));
             if (v[q] == v[q])
                 mk = max(mk, float_key(v[q]));
         }
@@ -101,7 +102,8 @@ __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int
 #define ST_LOADERS (GPU_ST_THREADS / 32 - 1)
 #define ST_CHUNK (ST_LOADERS * GPU_ST_ROWS)
 __global__ void __launch_bounds__(GPU_ST_THREADS)
-st_field_kernel(const float *__restrict__ f, int w, int h, double *colsum, gpu_ctl *ctl)
+st_field_kernel(const float *__restrict__ f, int w, int h, unsigned long long base, double *colsum,
+                gpu_ctl *ctl)
 {
     __shared__ float buf[2][ST_CHUNK][GPU_ST_COLS + 1];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -112,7 +114,7 @@ st_field_kernel(const float *__restrict__ f, int w, int h, double *colsum, gpu_c
 
     if (warp > 0)
         st_stage(f, w, h, x, (warp - 1) * GPU_ST_ROWS, buf[0] + (warp - 1) * GPU_ST_ROWS, lane,
-                 cs, mk);
+                 base, cs, mk);
     __syncthreads();
     double acc = 0.0;
     for (int k = 0; k < nchunks; k++) {
@@ -123,7 +125,7 @@ st_field_kernel(const float *__restrict__ f, int w, int h, double *colsum, gpu_c
                 acc += (double)b[rr][lane];
         } else if (k + 1 < nchunks) {
             st_stage(f, w, h, x, (k + 1) * ST_CHUNK + (warp - 1) * GPU_ST_ROWS,
-                     buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane, cs, mk);
+                     buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane, base, cs, mk);
         }
         __syncthreads();
     }
@@ -202,8 +204,14 @@ int gpu_ctl_reset(gpu_ctl *d_ctl, cudaStream_t s, sim_err *err)
 int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ctl *d_ctl,
                     cudaStream_t s, sim_err *err)
 {
+    return gpu_stats_field_at(d_field, w, h, 0, d_colsum, d_ctl, s, err);
+}
+
+int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double *d_colsum,
+                       gpu_ctl *d_ctl, cudaStream_t s, sim_err *err)
+{
     unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
-    st_field_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum, d_ctl);
+    st_field_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, base, d_colsum, d_ctl);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -34,6 +34,11 @@ int gpu_ctl_reset(gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
 int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ctl *d_ctl,
                     cudaStream_t s, sim_err *err);
 
+/* gpu_stats_field with the checksum terms of cells base + i (field f of a model: base =
+ * f * cells, sim_checksum_field_cell). */
+int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double *d_colsum,
+                       gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
+
 /* Field max only (for compose's automatic range) into d_ctl->max_key. */
 int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStream_t s,
                   sim_err *err);

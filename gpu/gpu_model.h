@@ -1,0 +1,210 @@
+/* gpu_model.h - the CUDA model engine: every model of README's "The model" (fields, walls,
+ * sources, growth, species with weighted sensing, the life cycle, predation) on the device, bit
+ * for bit the CPU model engine (sim/sim_model_cpu.c, the oracle). The instance's state and the
+ * entry points its .cu files share; the backend table is gpu_cuda_model_backend() in
+ * gpu_backend.h. Internal to gpu/ (C++).
+ *
+ * The step, one pass per phase of sim_model_cpu.c and in its order, all on one stream:
+ *   sense (gpu_model_sense.cu)  one tile kernel for all species: a block loads its tile's cell
+ *                               codes with a halo of max radius + 1, and per species builds the
+ *                               prefix rows of the combined score (sum of weight * fixed-point
+ *                               source, walls 0) in shared memory, finds that species' agents on
+ *                               its tile and decides and claims for each;
+ *   life (gpu_model_life.cu)    per agent: move (winners), eat (claim, resolve), live (uptake,
+ *                               metabolism, age, death), breed (claim, resolve), then a CUB scan
+ *                               of (alive, born) and one scatter that compacts the survivors,
+ *                               appends the newborns and deposits;
+ *   fields (gpu_model_fields.cu) per field: growth, sweeps (the fast path's Jacobi kernels when
+ *                               the model has no walls and the field no sources, else a sweep
+ *                               with walls and sources), decay, sources held; statistics.
+ * One synchronisation per step: the control block (and the column sums with statistics) comes
+ * back at its end. Nothing is allocated inside a step except when the agents outgrow their
+ * arrays (capacity min(2n, cells) before a step that may breed, doubled).
+ *
+ * Device memory: per field 4 B/cell (+ 4 B/cell capacity when it is not uniform, + 1 B/cell
+ * sources), per cell one spare field value (4 B), the agent index (4 B), the cell code (1 B) and
+ * the claim word (8 B; + 8 B of eat claims in a model that eats); per agent of capacity two sets of cell,
+ * id, species, energy, age (34 B), the target and key (12 B), dead (1 B), born cell (4 B), scan
+ * input and output (16 B). gpu_model_estimate_bytes adds these up. */
+#ifndef GPU_MODEL_H
+#define GPU_MODEL_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "gpu_jacobi.h"
+#include "gpu_stats.h"
+
+extern "C" {
+#include "sim_backend.h"
+#include "sim_model.h"
+#include "sim_status.h"
+}
+
+/* Cell codes (one byte per cell): the species of the agent on it (0 .. SIM_MAX_SPECIES-1), or
+ * one of these. GPU_MD_OUT exists only in a sense tile's halo: beyond a bounded grid. */
+#define GPU_MD_EMPTY 0xFFu
+#define GPU_MD_WALL 0xFEu
+#define GPU_MD_OUT 0xFDu
+
+/* A species as the kernels read it (from device memory: indexed by an agent's species at run
+ * time, which a kernel parameter cannot be without a copy to local memory). */
+typedef struct gpu_md_species {
+    int radius, n_sense;
+    int src[SIM_MAX_TERMS];
+    int32_t weight[SIM_MAX_TERMS];
+    unsigned long long threshold;
+    int n_deposit, clamp;
+    int dep_field[SIM_MAX_FIELDS];
+    float dep_amount[SIM_MAX_FIELDS];
+    int life, max_age, uptake_field;
+    float metabolism, birth_energy, uptake;
+    unsigned eats;
+    float gain[SIM_MAX_SPECIES];
+} gpu_md_species;
+
+typedef struct gpu_md_params {
+    int w, h, periodic, n_species, n_fields, extended;
+    unsigned long long seed;
+    gpu_md_species sp[SIM_MAX_SPECIES];
+} gpu_md_params;
+
+/* The agents, in id order (one set of arrays; the instance keeps two for the compaction). */
+typedef struct gpu_md_agents {
+    uint32_t *cell, *id;
+    uint8_t *species;
+    float *energy;
+    int32_t *age;
+} gpu_md_agents;
+
+/* The device control block of a step, zeroed before it; read back after it. Per species
+ * counters and energy sums (int64 bits of the sim_energy_fix sum), the agents' checksum terms,
+ * the agent count and births after the compaction. */
+typedef struct gpu_md_ctl {
+    unsigned long long moved[SIM_MAX_SPECIES], count[SIM_MAX_SPECIES];
+    unsigned long long births[SIM_MAX_SPECIES], deaths[SIM_MAX_SPECIES];
+    unsigned long long energy[SIM_MAX_SPECIES];
+    unsigned long long checksum, n, nbirths;
+} gpu_md_ctl;
+
+/* Shape of the sense kernel: tile side T, halo R = max radius + 1, region RS x RW (cell codes)
+ * and prefix rows of pitch PW, 32-bit prefix rows (wide = 0: every species' row span is exact
+ * modulo 2^32, sim_rules.h) or 64-bit, agents collected per round (chunk); dynamic shared
+ * memory in bytes. */
+typedef struct gpu_md_plan {
+    int T, log2T, R, RS, RW, PW, ntx, nty, wide, chunk;
+    int minb, per_sm; /* launch bounds' blocks (1 or GPU_MD_MINB_HIGH); resident blocks per SM */
+    size_t smem;
+} gpu_md_plan;
+
+typedef struct gpu_model {
+    sim_scenario sc;
+    sim_model m;
+    gpu_md_params p;          /* host copy of *d_params */
+    gpu_md_plan plan;
+    int device;
+    cudaStream_t stream;
+    int64_t cells, n, cap;    /* agents now, room in the per-agent arrays */
+    uint32_t next_id;
+    int64_t count[SIM_MAX_SPECIES]; /* agents per species now */
+    int any_eats, any_life, any_births, compact; /* phases the model has */
+    size_t bytes;             /* device bytes held */
+    size_t agent_bytes;       /* of them in the per-agent arrays */
+
+    gpu_md_params *d_params;
+    float *d_field[SIM_MAX_FIELDS], *d_spare;
+    float *d_cap[SIM_MAX_FIELDS];  /* NULL: no growth, or a uniform capacity cap_const */
+    float cap_const[SIM_MAX_FIELDS];
+    uint8_t *d_src[SIM_MAX_FIELDS];
+    gpu_jac jac[SIM_MAX_FIELDS];
+    int32_t *d_occ;           /* agent index per cell, SIM_OCC_EMPTY or SIM_OCC_WALL */
+    uint8_t *d_code;          /* cell codes (above) */
+    unsigned long long *d_claim;
+    unsigned long long *d_claim_eat; /* predators' claims (models that eat): the eaten read them
+                                      * in the pass that also runs live */
+    gpu_md_agents a[2];
+    int cur;                  /* a[cur] holds the agents */
+    uint32_t *d_target, *d_born;
+    unsigned long long *d_key, *d_flags, *d_scan; /* d_flags, d_scan: cap + 1 */
+    uint8_t *d_dead;
+    void *d_temp;             /* the scan's scratch */
+    size_t temp_bytes;
+    gpu_md_ctl *d_ctl, *h_ctl;     /* h_ pinned; each followed by n_fields gpu_ctl: */
+    gpu_ctl *d_fctl, *h_fctl;      /* per field: max, checksum, residual */
+    double *d_colsum, *h_colsum;   /* n_fields * w */
+    void *d_probe;            /* the viewer's and tests' queries, grown on demand */
+    size_t probe_bytes;
+
+    /* Phase timing for the bench (gpu_md_timing): events around sense, life and fields inside
+     * each step, milliseconds summed over phase_steps steps. */
+    int timing, phase_steps;
+    cudaEvent_t ev[4];
+    double phase_ms[3];
+    /* and between the life kernels: move, eat claim, eat + live, breed claim, flags, scan,
+     * scatter (gpu_model_life.cu; a kernel a model skips takes 0) */
+#define GPU_MD_LIFE_MARKS 7
+    cudaEvent_t lev[GPU_MD_LIFE_MARKS];
+    double life_ms[GPU_MD_LIFE_MARKS];
+
+    /* Host copies of the fixed maps, for read_state. */
+    uint8_t *h_walls;
+    float *h_capacity[SIM_MAX_FIELDS];
+    uint8_t *h_sources[SIM_MAX_FIELDS];
+} gpu_model;
+
+/* ---- gpu_model.cu ---- */
+int gpu_model_alloc(gpu_model *g, void **p, size_t bytes, const char *what, sim_err *err);
+
+/* Turns the bench's phase timing on (events created here) or off; zeroes the sums. */
+int gpu_md_timing(gpu_model *g, int on, sim_err *err);
+
+/* ---- gpu_model_sense.cu ---- */
+/* Chooses T (GPU_MD_TILE, or `tile` when > 0 (the bench), halved until the shared memory for the
+ * largest radius fits), the prefix width and the launch bounds (minb: 1 or GPU_MD_MINB_HIGH;
+ * 0: GPU_MD_MINB); sets the kernel's shared-memory limit and carveout. */
+int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err);
+
+/* Sense, decide and claim for every agent of the species in `mask` (bit s: species s has
+ * agents): target and key per agent index (key 0: no claim), claims by atomicMax. */
+int gpu_md_sense(gpu_model *g, unsigned long long step, unsigned mask, sim_err *err);
+
+/* The 9 candidate scores of species sp at n cells (d_cells), as sim_model_cpu.c's scores_at:
+ * d_sums[9 * i + c]. For tests and the viewer (direct sums, no prefix rows). */
+int gpu_md_scores_at(gpu_model *g, int sp, const uint32_t *d_cells, int64_t n, int64_t *d_sums,
+                     sim_err *err);
+
+/* Disk sums of radius r of the output field (walls 0) at the sampled points:
+ * d_out[iy * nx + ix]. */
+int gpu_md_region(gpu_model *g, int r, const int32_t *d_xs, int nx, const int32_t *d_ys, int ny,
+                  int64_t *d_out, sim_err *err);
+
+/* ---- gpu_model_life.cu ---- */
+/* Phases 3-8 of the step for the n agents of a[cur] (sense done): move, eat, live, breed,
+ * compaction into a[cur ^ 1] (cur flips) and deposit. Counters into d_ctl. */
+int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err);
+
+/* Scratch bytes of the compaction's scan over `items` entries. */
+size_t gpu_md_scan_bytes(int64_t items);
+
+/* ---- gpu_model_fields.cu ---- */
+/* Phase 9: growth, sweeps, decay, sources for every field; residuals of the last sweeps into
+ * d_fctl when want_residual. */
+int gpu_md_fields(gpu_model *g, int want_residual, sim_err *err);
+
+/* Statistics: per field column sums, max and checksum terms (d_colsum, d_fctl); the agents'
+ * checksum terms and energy sums (d_ctl). d_n: the agent count on the device (after a
+ * compaction), or NULL to use g->n; bound: at most that many agents. */
+int gpu_md_stats(gpu_model *g, const unsigned long long *d_n, int64_t bound, sim_err *err);
+
+/* Adds amount to the output field within radius of (x, y), walls excepted. */
+int gpu_md_paint(gpu_model *g, int x, int y, int radius, float amount, sim_err *err);
+
+/* values[i] = output field at d_cells[i], agents[i] = agent index or -1 (device arrays). */
+int gpu_md_read_cells(gpu_model *g, const uint32_t *d_cells, int64_t n, float *d_values,
+                      int64_t *d_agents, sim_err *err);
+
+/* d_out[i] = cell of agent d_ids[i]. */
+int gpu_md_agent_cells(gpu_model *g, const int64_t *d_ids, int64_t n, uint32_t *d_out,
+                       sim_err *err);
+
+#endif

@@ -1,0 +1,474 @@
+/* gpu_model_life.cu - phases 3-8 of a model step on the device, one thread per agent (index
+ * order = id order): move, eat, live, breed, then the compaction (a CUB exclusive scan of the
+ * packed (alive, born) flags and one scatter) with the deposits folded into it.
+ *
+ * Kernels of a step: move; eat claim; eat + live (one pass: the eaten know it from the claim on
+ * their cell); breed claim; flags (breed resolution, the scan's input, eat claims cleared); the
+ * scan; scatter (+ deposit). Models without eating, a life cycle or births run move (+ deposit)
+ * alone.
+ *
+ * Order independence, phase by phase, as sim_model_cpu.c has it: every claim is a 64-bit
+ * atomicMax of distinct keys, and a claim is resolved by its claimant (claim[t] == its key), who
+ * also clears the word; losers compare against either the winner's key or 0 and lose either
+ * way. Only the winner of a cell writes that cell's occupancy and code; an agent writes its own
+ * cell's field in live (uptake) and at the deposit, and one agent stands on a cell. Where the CPU
+ * walks the cells (resolving claims), the device walks the claimants instead: each agent keeps
+ * its target and key (d_target, d_key), so no phase reads every cell.
+ *
+ * Per species counters (moved, count, births, deaths): a ballot per species and warp, one shared
+ * atomic per warp, one global atomic per block and counter. */
+#include <cub/cub.cuh>
+
+#include "gpu_check.h"
+#include "gpu_model.h"
+#include "gpu_policy.h"
+
+extern "C" {
+#include "sim_model_rules.h"
+#include "sim_rules.h"
+}
+
+#define MD_NO_CELL 0xFFFFFFFFu
+/* dead[]: 0 alive, eaten, or starved / too old (only the eaten clear an eat claim) */
+#define MD_EATEN 1
+#define MD_DIED 2
+
+static_assert(SIM_MAX_FIELDS == 4, "md_fsel selects among 4 fields");
+
+/* The fields as one kernel argument; selected with constant indices only. */
+typedef struct md_fields {
+    float *f[SIM_MAX_FIELDS];
+} md_fields;
+
+__device__ __forceinline__ float *md_fsel(const md_fields &fs, int i)
+{
+    return i == 0 ? fs.f[0] : i == 1 ? fs.f[1] : i == 2 ? fs.f[2] : fs.f[3];
+}
+
+/* v + d for d in {-1, 0, 1}, wrapped onto [0, n). */
+__device__ __forceinline__ int md_wrap1(int v, int n)
+{
+    return v < 0 ? v + n : v >= n ? v - n : v;
+}
+
+/* The cell of candidate c of (x, y), or -1 outside a bounded grid (sim_model_cpu.c's
+ * cand_cell). */
+__device__ __forceinline__ int64_t md_cand(int x, int y, int c, int w, int h, int periodic)
+{
+    int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+    if (periodic) {
+        cx = md_wrap1(cx, w);
+        cy = md_wrap1(cy, h);
+    } else if (cx < 0 || cx >= w || cy < 0 || cy >= h) {
+        return -1;
+    }
+    return (int64_t)cy * w + cx;
+}
+
+/* An agent's deposits into its cell, in the order of its list. */
+__device__ __forceinline__ void md_deposit(const gpu_md_species *sp, const md_fields &fs,
+                                           uint32_t cell)
+{
+    for (int d = 0; d < sp->n_deposit; d++) {
+        float *t = md_fsel(fs, sp->dep_field[d]) + cell;
+        *t = sim_deposit(*t, sp->dep_amount[d], sp->clamp);
+    }
+}
+
+/* Per-block counters: zero (before a barrier), add, commit (after a barrier). */
+struct md_counters {
+    unsigned v[4][SIM_MAX_SPECIES];
+};
+
+__device__ __forceinline__ void md_counters_zero(md_counters &c)
+{
+    if (threadIdx.x < 4 * SIM_MAX_SPECIES)
+        (&c.v[0][0])[threadIdx.x] = 0;
+}
+
+/* Adds, for counter k, one per thread of the warp where `pred` holds, under the thread's species:
+ * one ballot per species and one shared atomic per warp (a shared atomic per thread on the same
+ * few words serialises the block). Every thread of the warp calls it. */
+__device__ __forceinline__ void md_count(md_counters &c, int k, unsigned sp, bool pred)
+{
+#pragma unroll
+    for (unsigned s = 0; s < SIM_MAX_SPECIES; s++) {
+        const unsigned m = __ballot_sync(0xffffffffu, pred && sp == s);
+        if ((threadIdx.x & 31) == 0 && m)
+            atomicAdd(&c.v[k][s], (unsigned)__popc(m));
+    }
+}
+
+__device__ __forceinline__ void md_counters_commit(const md_counters &c, unsigned long long *d0,
+                                                   unsigned long long *d1,
+                                                   unsigned long long *d2)
+{
+    if (threadIdx.x < 3 * SIM_MAX_SPECIES) {
+        const int k = threadIdx.x / SIM_MAX_SPECIES, s = threadIdx.x % SIM_MAX_SPECIES;
+        unsigned long long *d = k == 0 ? d0 : k == 1 ? d1 : d2;
+        const unsigned v = c.v[k][s];
+        if (v && d)
+            atomicAdd(d + s, (unsigned long long)v);
+    }
+}
+
+typedef struct md_life_args {
+    const gpu_md_params *prm;
+    gpu_md_agents A;
+    int64_t n;
+    int w, h, periodic;
+    unsigned long long seed, step;
+    unsigned long long *claim, *claim_eat, *key;
+    uint32_t *target, *born;
+    int32_t *occ;
+    uint8_t *code, *dead;
+    md_fields fs;
+    gpu_md_ctl *ctl;
+} md_life_args;
+
+/* Phase 3: winners move (occupancy and codes of both cells, the claim word cleared); without a
+ * compaction (no deaths or births possible) the deposit follows here. A thread takes
+ * GPU_MD_MOVE_ITEMS agents, blockDim apart (coalesced), and loads all their claim words before
+ * it uses any: the claim word is a random read that every agent waits for, so several of them
+ * in flight per thread hide more of the latency. */
+__global__ void md_move_kernel(md_life_args a, int deposit)
+{
+    __shared__ md_counters cnt;
+    md_counters_zero(cnt);
+    __syncthreads();
+    const int64_t i0 = (int64_t)blockIdx.x * blockDim.x * GPU_MD_MOVE_ITEMS + threadIdx.x;
+    unsigned sp[GPU_MD_MOVE_ITEMS];
+    uint32_t cell[GPU_MD_MOVE_ITEMS], t[GPU_MD_MOVE_ITEMS];
+    unsigned long long k[GPU_MD_MOVE_ITEMS], cl[GPU_MD_MOVE_ITEMS];
+#pragma unroll
+    for (int q = 0; q < GPU_MD_MOVE_ITEMS; q++) {
+        const int64_t i = i0 + (int64_t)q * blockDim.x;
+        k[q] = 0;
+        sp[q] = 0;
+        if (i < a.n) {
+            if (a.dead)
+                a.dead[i] = 0;
+            sp[q] = a.A.species[i];
+            cell[q] = a.A.cell[i];
+            k[q] = a.key[i];
+            t[q] = a.target[i];
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < GPU_MD_MOVE_ITEMS; q++)
+        cl[q] = k[q] ? a.claim[t[q]] : 0;
+#pragma unroll
+    for (int q = 0; q < GPU_MD_MOVE_ITEMS; q++) {
+        const int64_t i = i0 + (int64_t)q * blockDim.x;
+        const bool moved = k[q] && cl[q] == k[q];
+        if (moved) {
+            a.claim[t[q]] = 0;
+            a.occ[cell[q]] = SIM_OCC_EMPTY;
+            a.code[cell[q]] = (uint8_t)GPU_MD_EMPTY;
+            a.occ[t[q]] = (int32_t)i;
+            a.code[t[q]] = (uint8_t)sp[q];
+            a.A.cell[i] = t[q];
+            cell[q] = t[q];
+        }
+        if (deposit && i < a.n)
+            md_deposit(&a.prm->sp[sp[q]], a.fs, cell[q]);
+        md_count(cnt, 0, sp[q], moved);
+    }
+    __syncthreads();
+    md_counters_commit(cnt, a.ctl->moved, NULL, NULL);
+}
+
+/* Phase 4a: a predator picks one prey among its 8 neighbours (occupancy after the moves) and
+ * claims its cell. */
+__global__ void md_eat_claim_kernel(md_life_args a)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= a.n)
+        return;
+    const unsigned eats = a.prm->sp[a.A.species[i]].eats;
+    if (!eats)
+        return;
+    const uint32_t cell = a.A.cell[i];
+    const int x = (int)(cell % (uint32_t)a.w), y = (int)(cell / (uint32_t)a.w);
+    uint32_t np = 0;
+    for (int c = 1; c < SIM_NCAND; c++) {
+        const int64_t t = md_cand(x, y, c, a.w, a.h, a.periodic);
+        if (t >= 0) {
+            const unsigned cc = a.code[t];
+            np += cc < SIM_MAX_SPECIES && ((eats >> cc) & 1u);
+        }
+    }
+    if (!np) {
+        a.key[i] = 0;
+        return;
+    }
+    const sim_u32x4 r = sim_random(a.seed, a.step, a.A.id[i], SIM_RNG_EAT);
+    /* The pick-th prey in candidate order (a second walk: no run-time indexed array). */
+    uint32_t pick = sim_pick(r.v[0], np), seen = 0;
+    int64_t t = -1;
+    for (int c = 1; c < SIM_NCAND && t < 0; c++) {
+        const int64_t u = md_cand(x, y, c, a.w, a.h, a.periodic);
+        if (u >= 0) {
+            const unsigned cc = a.code[u];
+            if (cc < SIM_MAX_SPECIES && ((eats >> cc) & 1u) && seen++ == pick)
+                t = u;
+        }
+    }
+    const unsigned long long k = sim_claim_key_word(r.v[1], (uint32_t)i);
+    atomicMax(&a.claim_eat[t], k);
+    a.target[i] = (uint32_t)t;
+    a.key[i] = k;
+    a.born[i] = a.code[t]; /* the prey's species, for the gain (born is scratch until flags) */
+    /* A claimed prey is eaten (the highest claim always wins): every claimant marks it, with
+     * the same value, so that the eaten learn it from their own flag, not from a claim word. */
+    a.dead[a.occ[t]] = MD_EATEN;
+}
+
+/* Phases 4b and 5 in one pass (sim_model_cpu.c's eat resolution, then live): an agent that a
+ * predator claimed (dead[] = MD_EATEN from md_eat_claim_kernel) frees its cell; a predator whose
+ * claim won gains; then the living take up, burn, age and may die. The eat claims stay in
+ * claim_eat during this pass (the predators compare against them) and go in md_flags_kernel,
+ * cleared by the eaten. */
+__global__ void md_eat_live_kernel(md_life_args a)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= a.n)
+        return;
+    const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
+    const uint32_t cell = a.A.cell[i];
+    float e = a.A.energy[i];
+    int dead = a.dead[i];
+    if (a.claim_eat) {
+        const unsigned long long k = a.key[i];
+        if (sp->eats && k && a.claim_eat[a.target[i]] == k)
+            e = SIM_FADD(e, sp->gain[a.born[i]]);
+    }
+    if (!dead && sp->life) {
+        if (sp->uptake_field >= 0) {
+            float *t = md_fsel(a.fs, sp->uptake_field) + cell;
+            const float take = sim_uptake_take(*t, sp->uptake);
+            *t = SIM_FSUB(*t, take);
+            e = SIM_FADD(e, take);
+        }
+        e = SIM_FSUB(e, sp->metabolism);
+        const int32_t age = a.A.age[i] + 1;
+        a.A.age[i] = age;
+        if (e <= 0.0f || (sp->max_age > 0 && age >= sp->max_age))
+            dead = MD_DIED;
+    }
+    a.A.energy[i] = e;
+    if (dead) {
+        a.dead[i] = (uint8_t)dead;
+        a.occ[cell] = SIM_OCC_EMPTY;
+        a.code[cell] = (uint8_t)GPU_MD_EMPTY;
+    }
+}
+
+/* Phase 6a: a living parent with enough energy claims one free neighbour cell. */
+__global__ void md_breed_claim_kernel(md_life_args a)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= a.n)
+        return;
+    a.key[i] = 0;
+    const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
+    const float be = sp->birth_energy;
+    if (a.dead[i] || !(be > 0.0f) || !(a.A.energy[i] >= be))
+        return;
+    const uint32_t cell = a.A.cell[i];
+    const int x = (int)(cell % (uint32_t)a.w), y = (int)(cell / (uint32_t)a.w);
+    uint32_t nf = 0;
+    for (int c = 1; c < SIM_NCAND; c++) {
+        const int64_t t = md_cand(x, y, c, a.w, a.h, a.periodic);
+        nf += t >= 0 && a.code[t] == GPU_MD_EMPTY;
+    }
+    if (!nf)
+        return;
+    const sim_u32x4 r = sim_random(a.seed, a.step, a.A.id[i], SIM_RNG_BIRTH);
+    uint32_t pick = sim_pick(r.v[0], nf), seen = 0;
+    int64_t t = -1;
+    for (int c = 1; c < SIM_NCAND && t < 0; c++) {
+        const int64_t u = md_cand(x, y, c, a.w, a.h, a.periodic);
+        if (u >= 0 && a.code[u] == GPU_MD_EMPTY && seen++ == pick)
+            t = u;
+    }
+    const unsigned long long k = sim_claim_key_word(r.v[1], (uint32_t)i);
+    atomicMax(&a.claim[t], k);
+    a.target[i] = (uint32_t)t;
+    a.key[i] = k;
+}
+
+/* Phase 6b and the scan's input: the winning parents get their newborn's cell; flags[i] =
+ * alive | born << 32, flags[n] = 0 (so that the exclusive scan's last entry is the total). The
+ * eat claims of the step are cleared here. */
+__global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long *flags)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0)
+        flags[a.n] = 0;
+    if (i >= a.n)
+        return;
+    if (a.claim_eat && a.dead[i] == MD_EATEN) /* the eaten clear the eat claims on their cells */
+        a.claim_eat[a.A.cell[i]] = 0;
+    uint32_t b = MD_NO_CELL;
+    if (breeding) {
+        const unsigned long long k = a.key[i];
+        if (k) {
+            const uint32_t t = a.target[i];
+            if (a.claim[t] == k) {
+                a.claim[t] = 0;
+                b = t;
+            }
+        }
+    }
+    a.born[i] = b;
+    flags[i] = (a.dead[i] ? 0ull : 1ull) | (b != MD_NO_CELL ? 1ull << 32 : 0ull);
+}
+
+/* Phase 7 and 8: survivors in id order, then the newborns in their parents' order numbered from
+ * next_id (the scan's high half ranks them), the occupancy of both, and every agent's deposit.
+ * A parent keeps energy - half, its newborn half. Counts, births and deaths per species. */
+__global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
+                                  const unsigned long long *__restrict__ scan, uint32_t next_id)
+{
+    __shared__ md_counters cnt;
+    md_counters_zero(cnt);
+    __syncthreads();
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long tot = scan[a.n];
+    const uint32_t nsurv = (uint32_t)tot, nborn = (uint32_t)(tot >> 32);
+    unsigned sp = 0;
+    bool alive = false, born = false;
+    if (i < a.n) {
+        const unsigned long long v = scan[i];
+        sp = a.A.species[i];
+        const gpu_md_species *spp = &a.prm->sp[sp];
+        const uint32_t b = a.born[i];
+        const float e = a.A.energy[i];
+        alive = !a.dead[i];
+        born = b != MD_NO_CELL;
+        if (alive) {
+            const uint32_t j = (uint32_t)v, cell = a.A.cell[i];
+            Q.cell[j] = cell;
+            Q.id[j] = a.A.id[i];
+            Q.species[j] = (uint8_t)sp;
+            Q.energy[j] = b != MD_NO_CELL ? SIM_FSUB(e, SIM_FMUL(e, 0.5f)) : e;
+            Q.age[j] = a.A.age[i];
+            a.occ[cell] = (int32_t)j;
+            md_deposit(spp, a.fs, cell);
+        }
+        if (born) {
+            const uint32_t rank = (uint32_t)(v >> 32), k = nsurv + rank;
+            Q.cell[k] = b;
+            Q.id[k] = next_id + rank;
+            Q.species[k] = (uint8_t)sp;
+            Q.energy[k] = SIM_FMUL(e, 0.5f);
+            Q.age[k] = 0;
+            a.occ[b] = (int32_t)k;
+            a.code[b] = (uint8_t)sp;
+            md_deposit(spp, a.fs, b);
+        }
+    }
+    md_count(cnt, 0, sp, alive);
+    md_count(cnt, 0, sp, born);
+    md_count(cnt, 1, sp, born);
+    md_count(cnt, 2, sp, i < a.n && !alive);
+    if (i == 0) {
+        a.ctl->n = (unsigned long long)nsurv + nborn;
+        a.ctl->nbirths = nborn;
+    }
+    __syncthreads();
+    md_counters_commit(cnt, a.ctl->count, a.ctl->births, a.ctl->deaths);
+}
+
+/* ---- Dispatch ---- */
+
+static md_life_args life_args(gpu_model *g, unsigned long long step)
+{
+    md_life_args a;
+    memset(&a, 0, sizeof a);
+    a.prm = g->d_params;
+    a.A = g->a[g->cur];
+    a.n = g->n;
+    a.w = g->p.w;
+    a.h = g->p.h;
+    a.periodic = g->p.periodic;
+    a.seed = g->p.seed;
+    a.step = step;
+    a.claim = g->d_claim;
+    a.claim_eat = g->any_eats ? g->d_claim_eat : NULL;
+    a.key = g->d_key;
+    a.target = g->d_target;
+    a.born = g->d_born;
+    a.occ = g->d_occ;
+    a.code = g->d_code;
+    a.dead = g->compact ? g->d_dead : NULL;
+    for (int f = 0; f < g->m.n_fields; f++)
+        a.fs.f[f] = g->d_field[f];
+    a.ctl = g->d_ctl;
+    return a;
+}
+
+/* The bench's marks between the life kernels (gpu_md_timing): event k after kernel k. */
+static int mark(gpu_model *g, int k, sim_err *err)
+{
+    if (g->timing)
+        GPU_CHECK(err, cudaEventRecord(g->lev[k], g->stream));
+    return SIM_OK;
+}
+
+int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err)
+{
+    const int64_t n = g->n;
+    if (n <= 0)
+        return SIM_OK;
+    md_life_args a = life_args(g, step);
+    cudaStream_t s = g->stream;
+    const unsigned blocks = (unsigned)((n + GPU_MD_EW_THREADS - 1) / GPU_MD_EW_THREADS);
+    const int64_t per = (int64_t)GPU_MD_EW_THREADS * GPU_MD_MOVE_ITEMS;
+    md_move_kernel<<<(unsigned)((n + per - 1) / per), GPU_MD_EW_THREADS, 0, s>>>(a, !g->compact);
+    GPU_CHECK_LAUNCH(err, s);
+    GPU_TRY(mark(g, 0, err));
+    if (!g->compact) {
+        for (int k = 1; k < GPU_MD_LIFE_MARKS; k++)
+            GPU_TRY(mark(g, k, err));
+        return SIM_OK;
+    }
+    if (g->any_eats) {
+        md_eat_claim_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a);
+        GPU_CHECK_LAUNCH(err, s);
+    }
+    GPU_TRY(mark(g, 1, err));
+    md_eat_live_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a);
+    GPU_CHECK_LAUNCH(err, s);
+    GPU_TRY(mark(g, 2, err));
+    if (g->any_births) {
+        md_breed_claim_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a);
+        GPU_CHECK_LAUNCH(err, s);
+    }
+    GPU_TRY(mark(g, 3, err));
+    md_flags_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->any_births, g->d_flags);
+    GPU_CHECK_LAUNCH(err, s);
+    GPU_TRY(mark(g, 4, err));
+    size_t temp = g->temp_bytes;
+    GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_flags, g->d_scan,
+                                                 (int)(n + 1), s));
+    GPU_TRY(mark(g, 5, err));
+    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_scan,
+                                                           g->next_id);
+    GPU_CHECK_LAUNCH(err, s);
+    GPU_TRY(mark(g, 6, err));
+    g->cur ^= 1;
+    return SIM_OK;
+}
+
+size_t gpu_md_scan_bytes(int64_t items)
+{
+    size_t temp = 0;
+    if (cub::DeviceScan::ExclusiveSum(NULL, temp, (const unsigned long long *)NULL,
+                                      (unsigned long long *)NULL, (int)items) != cudaSuccess) {
+        cudaGetLastError();
+        temp = (size_t)items * 8 + (1u << 20); /* no device to ask: a generous bound */
+    }
+    return temp;
+}
