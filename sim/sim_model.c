@@ -9,6 +9,7 @@
 #include "sim_alloc.h"
 #include "sim_map.h"
 #include "sim_rules.h"
+#include "sim_world.h"
 
 /* ---- Lists: "NAME:number, NAME:number" ---- */
 
@@ -477,12 +478,6 @@ int sim_model_load_maps(const sim_scenario *sc, const sim_model *m, sim_state *s
     return rc;
 }
 
-/* A uniform float in [0, 1) from 24 random bits (exact in float); sim_world.c's rule. */
-static float unit24(uint32_t x)
-{
-    return (float)(x >> 8) * (1.0f / 16777216.0f);
-}
-
 /* The fields' initial values: initial, plus map_scale times the map, plus noise; walls 0,
  * sources their value. */
 static int init_fields(const sim_scenario *sc, const sim_model *m, int threads, sim_state *st,
@@ -515,7 +510,7 @@ static int init_fields(const sim_scenario *sc, const sim_model *m, int threads, 
                 v = v + SIM_FMUL(mf->map_scale, fmap[i]);
             if (mf->init_noise > 0.0f) {
                 sim_u32x4 r = sim_random(sc->seed, (uint64_t)i, (uint32_t)f, SIM_RNG_FIELD);
-                v = v + unit24(r.v[0]) * mf->init_noise;
+                v = v + sim_world_unit24(r.v[0]) * mf->init_noise;
             }
             if (src && src[i])
                 v = mf->source_value;
@@ -577,20 +572,13 @@ static int place_species(const sim_scenario *sc, const sim_model *m, int s, uint
         return sim_err_set(err, SIM_EINVAL, "species.%s: %lld agents do not fit in the %lld "
                            "free cells", m->species_name[s], (long long)n, (long long)n_cand);
     for (int64_t i = 0; i < n; i++) {
-        sim_u32x4 r = sim_random(sc->seed, (uint64_t)i, (uint32_t)s, SIM_RNG_PLACE);
-        uint64_t span = (uint64_t)(n_cand - i);
-        uint64_t wide = ((uint64_t)r.v[0] << 32) | r.v[1];
-        int64_t j = i + (int64_t)(wide % span);
-        uint32_t t = cand[i];
-        cand[i] = cand[j];
-        cand[j] = t;
         int64_t a = st->n++;
-        st->cell[a] = cand[i];
+        st->cell[a] = sim_world_pick(sc->seed, (uint32_t)s, cand, n_cand, i);
         st->id[a] = (uint32_t)a;
         st->species[a] = (uint8_t)s;
         st->energy[a] = sp->life ? sp->energy : 0.0f;
         st->age[a] = 0;
-        taken[cand[i]] = 1;
+        taken[st->cell[a]] = 1;
     }
     return SIM_OK;
 }

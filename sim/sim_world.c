@@ -9,10 +9,21 @@
 #include "sim_alloc.h"
 #include "sim_rules.h"
 
-/* A uniform float in [0, 1) from 24 random bits (exact in float). */
-static float unit24(uint32_t x)
+float sim_world_unit24(uint32_t x)
 {
     return (float)(x >> 8) * (1.0f / 16777216.0f);
+}
+
+uint32_t sim_world_pick(uint64_t seed, uint32_t index, uint32_t *cand, int64_t n_cand, int64_t i)
+{
+    sim_u32x4 r = sim_random(seed, (uint64_t)i, index, SIM_RNG_PLACE);
+    uint64_t span = (uint64_t)(n_cand - i);
+    uint64_t wide = ((uint64_t)r.v[0] << 32) | r.v[1];
+    int64_t j = i + (int64_t)(wide % span);
+    uint32_t t = cand[i];
+    cand[i] = cand[j];
+    cand[j] = t;
+    return cand[i];
 }
 
 /* Distinct cells chosen uniformly among `cand` (a list of n_cand cell indices, shuffled in
@@ -21,16 +32,8 @@ static float unit24(uint32_t x)
 static void pick_distinct(uint64_t seed, uint32_t *cand, int64_t n_cand, uint32_t *agents,
                           int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        sim_u32x4 r = sim_random(seed, (uint64_t)i, 0, SIM_RNG_PLACE);
-        uint64_t span = (uint64_t)(n_cand - i);
-        uint64_t wide = ((uint64_t)r.v[0] << 32) | r.v[1];
-        int64_t j = i + (int64_t)(wide % span);
-        uint32_t t = cand[i];
-        cand[i] = cand[j];
-        cand[j] = t;
-        agents[i] = cand[i];
-    }
+    for (int64_t i = 0; i < n; i++)
+        agents[i] = sim_world_pick(seed, 0, cand, n_cand, i);
 }
 
 int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *agents,
@@ -51,7 +54,7 @@ int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *
         float v = sc->initial;
         if (sc->init_noise > 0.0f) {
             sim_u32x4 r = sim_random(sc->seed, (uint64_t)i, 0, SIM_RNG_FIELD);
-            v = v + unit24(r.v[0]) * sc->init_noise;
+            v = v + sim_world_unit24(r.v[0]) * sc->init_noise;
         }
         field[i] = v;
     }

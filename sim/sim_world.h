@@ -13,6 +13,14 @@
 int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *agents,
                    sim_err *err);
 
+/* Step i of the placement shuffle of stream `index` (the species; 0 for the shorthand): swaps
+ * cand[i] with cand[j], j = i + (Philox(seed, i, index, SIM_RNG_PLACE) words 0..1 as a 64-bit
+ * number mod (n_cand - i)), and returns the chosen cell cand[i]. */
+uint32_t sim_world_pick(uint64_t seed, uint32_t index, uint32_t *cand, int64_t n_cand, int64_t i);
+
+/* A uniform float in [0, 1) from the top 24 bits of x (exact in float): the initial noise. */
+float sim_world_unit24(uint32_t x);
+
 /* Checks a state: every agent cell inside the grid and no cell holding two agents.
  * SIM_EINVAL with the first offending agent otherwise. */
 int sim_world_check_agents(const sim_scenario *sc, const uint32_t *agents, int64_t n,
