@@ -10,6 +10,7 @@
 #include "sim_horizon.h"
 #include "sim_rules.h"
 #ifdef HORIZON_HAVE_CUDA
+#include "app_bench_gpu.h"
 #include "gpu_backend.h"
 #endif
 

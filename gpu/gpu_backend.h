@@ -1,6 +1,6 @@
 /* gpu_backend.h - the CUDA backend's plain C API: the backend table that sim.h drives, device
- * probing and reporting for `horizon info`, the GPU sections of `horizon bench`, a tuning hook
- * on a sim object for tests and the bench, and the allocation-failure test hooks. Nothing here
+ * probing and reporting for `horizon info`, a tuning hook on a sim object for tests and the
+ * bench (app/app_gpu_bench*.cu), and the allocation-failure test hooks. Nothing here
  * needs CUDA headers; the .cu files implement it. */
 #ifndef GPU_BACKEND_H
 #define GPU_BACKEND_H
@@ -58,21 +58,6 @@ void gpu_info_print(FILE *f, const sim_scenario *sc);
 
 /* Device memory in bytes that create allocates for a scenario (an upper bound). */
 size_t gpu_estimate_bytes(const sim_scenario *sc);
-
-/* Runs the GPU sections of `horizon bench`: copy bandwidth, Jacobi (one sweep per pass, fused),
- * horizon sums (tile-sum vs naive vs the seed-000 Thrust approach), the large scenario's full
- * step on GPU and CPU, the Laplace exercise and the tile-mapping strategies. quick: smaller sizes
- * and fewer repetitions; size: side of the large scenario's square grid (0: 4096). Writes a text
- * table to `table` and, when json is not NULL, one JSON object member `"gpu": {...}` (no
- * trailing comma or newline). Returns SIM_ENODEV without a device, SIM_EDEVMEM when a size does
- * not fit, SIM_EINVAL when a result check fails. */
-int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
-
-/* The models section of `horizon bench` alone (`--models-only`): the CUDA model engine vs the
- * CPU model engine on a wolf-sheep-grass model at size^2 (0: 4096; 1M agents at 4096^2, scaled
- * with the area), and a two-species two-field model vs the fast path. Output and failures as
- * gpu_bench_run. */
-int gpu_bench_models_run(int quick, int size, FILE *table, FILE *json, sim_err *err);
 
 /* Tuning of the CUDA instance behind a sim object. Zero fields keep the automatic choice. */
 enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };

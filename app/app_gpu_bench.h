@@ -1,6 +1,7 @@
-/* gpu_bench.h - what the GPU bench sections share: the context (output streams, stream, the
- * measured copy bandwidth), event timing with warm-up and medians, JSON member separators.
- * Internal to gpu/ (C++). */
+/* app_gpu_bench.h - what the GPU bench sections (app_gpu_bench*.cu) share: the context (output
+ * streams, stream, the measured copy bandwidth), event timing with warm-up and medians, JSON
+ * member separators.
+ * Internal to the bench (C++). */
 #ifndef GPU_BENCH_H
 #define GPU_BENCH_H
 
@@ -28,10 +29,10 @@ double gpu_bench_median(double *v, int n);
 void gpu_bench_member(gpu_bench_ctx *c);
 
 /* Horizon sums (tile-sum vs naive vs Thrust) on a side^2 field with side^2/16 agents, and the
- * tile mappings (gpu_bench_hz.cu). */
+ * tile mappings (app_gpu_bench_hz.cu). */
 int gpu_bench_horizon(gpu_bench_ctx *c, int side, sim_err *err);
 
-/* The models section (gpu_bench_model.cu): the CUDA model engine vs the CPU model engine on a
+/* The models section (app_gpu_bench_model.cu): the CUDA model engine vs the CPU model engine on a
  * wolf-sheep-grass model, and a two-species two-field step vs the fast path. */
 int gpu_bench_models(gpu_bench_ctx *c, int side, sim_err *err);
 

@@ -1,4 +1,4 @@
-/* gpu_bench_hz.cu - bench sections 3 and 6: horizon sums of 1M agents at random distinct cells
+/* app_gpu_bench_hz.cu - bench sections 3 and 6: horizon sums of 1M agents at random distinct cells
  * of a 4096^2 field, 9 candidates each, r = 2, 8, 32, by the tile-sum kernel (dense, sparse and
  * the automatic choice, binning included), the naive kernel and the seed-000 approach (one
  * Thrust inner_product over a permutation-iterator tile per sum, timed on a sample); every sum
@@ -14,7 +14,7 @@
 
 #include "gpu_alloc.h"
 #include "gpu_backend.h"
-#include "gpu_bench.h"
+#include "app_gpu_bench.h"
 #include "gpu_horizon.h"
 #include "gpu_policy.h"
 

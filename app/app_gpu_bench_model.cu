@@ -1,4 +1,4 @@
-/* gpu_bench_model.cu - the "models" section of `horizon bench`: the CUDA model engine against the
+/* app_gpu_bench_model.cu - the "models" section of `horizon bench`: the CUDA model engine against the
  * CPU model engine (all threads) in one process on a wolf-sheep-grass model scaled to a side^2
  * world with 1M agents at 4096^2 (sheep sense grass, flee wolves and their scent; wolves hunt
  * sheep, eat them and leave scent; both live, age, breed and die), and a two-species two-field
@@ -17,7 +17,8 @@
 #include <time.h>
 
 #include "gpu_backend.h"
-#include "gpu_bench.h"
+#include "app_bench_gpu.h"
+#include "app_gpu_bench.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
 

@@ -1,6 +1,6 @@
-/* gpu_bench.cu - the GPU sections of `horizon bench` (gpu_bench_run): copy bandwidth (the
+/* app_gpu_bench.cu - the GPU sections of `horizon bench` (gpu_bench_run): copy bandwidth (the
  * ceiling), Jacobi one sweep per pass and fused, horizon sums and tile mappings
- * (gpu_bench_hz.cu), the large scenario's full step on GPU and CPU (and each part of the step
+ * (app_gpu_bench_hz.cu), the large scenario's full step on GPU and CPU (and each part of the step
  * timed alone, step_part), and the seed-001 Laplace exercise. Device timings are medians of
  * CUDA-event-timed runs after a warm-up; whole steps are timed on the host clock because every
  * step returns its moved count to the host. */
@@ -10,7 +10,8 @@
 
 #include "gpu_alloc.h"
 #include "gpu_backend.h"
-#include "gpu_bench.h"
+#include "app_bench_gpu.h"
+#include "app_gpu_bench.h"
 #include "gpu_jacobi.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
