@@ -207,4 +207,16 @@ int gpu_md_read_cells(gpu_model *g, const uint32_t *d_cells, int64_t n, float *d
 int gpu_md_agent_cells(gpu_model *g, const int64_t *d_ids, int64_t n, uint32_t *d_out,
                        sim_err *err);
 
+/* The reads of the backend table (gpu_model_read.cu), with the contracts of sim_backend.h. */
+int gpu_md_op_read_field(void *p, float *out, sim_err *err);
+int gpu_md_op_read_agents(void *p, uint32_t *cells, sim_err *err);
+int gpu_md_op_read_state(void *p, sim_state *out, sim_err *err);
+int gpu_md_op_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums, sim_err *err);
+int gpu_md_op_paint(void *p, int x, int y, int radius, float amount, sim_err *err);
+int gpu_md_op_region_sums(void *p, const int32_t *xs, int nx, const int32_t *ys, int ny,
+                          int64_t *out, sim_err *err);
+int gpu_md_op_read_cells(void *p, const uint32_t *cells, int64_t n, float *values,
+                         int64_t *agents, sim_err *err);
+int gpu_md_op_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cells, sim_err *err);
+
 #endif
