@@ -466,7 +466,10 @@ static int bench_laplace(gpu_bench_ctx *c, sim_err *err)
     return SIM_OK;
 }
 
-extern "C" int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err)
+/* Opens the bench context on the current device, prints its header (table and JSON), runs the
+ * full set of sections or the models section alone, and closes the context. */
+static int bench_sections(int quick, int size, int models_only, FILE *table, FILE *json,
+                          sim_err *err)
 {
     char why[256];
     if (gpu_probe(why, sizeof why) <= 0)
@@ -492,20 +495,23 @@ extern "C" int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_e
         fprintf(json, "  \"gpu\": {\"device\": \"%s\", \"quick\": %s", prop.name,
                 quick ? "true" : "false");
     c.members = 1;
-    int rc = bench_copy(&c, err);
-    if (rc == SIM_OK)
-        rc = bench_jacobi(&c, err);
     /* --size: the side of the horizon field and of the large scenario (4096 by default, 2048 at
      * most in quick mode); the agent count keeps the large scenario's density. */
     int side = size > 0 ? size : 4096;
     if (quick && side > 2048)
         side = 2048;
-    if (rc == SIM_OK)
-        rc = gpu_bench_horizon(&c, side, err);
-    if (rc == SIM_OK)
-        rc = bench_step(&c, side, err);
-    if (rc == SIM_OK)
-        rc = bench_laplace(&c, err);
+    int rc = SIM_OK;
+    if (!models_only) {
+        rc = bench_copy(&c, err);
+        if (rc == SIM_OK)
+            rc = bench_jacobi(&c, err);
+        if (rc == SIM_OK)
+            rc = gpu_bench_horizon(&c, side, err);
+        if (rc == SIM_OK)
+            rc = bench_step(&c, side, err);
+        if (rc == SIM_OK)
+            rc = bench_laplace(&c, err);
+    }
     if (rc == SIM_OK)
         rc = gpu_bench_models(&c, side, err);
     if (json)
@@ -518,4 +524,14 @@ extern "C" int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_e
     cudaEventDestroy(c.e1);
     cudaStreamDestroy(c.s);
     return rc;
+}
+
+extern "C" int gpu_bench_run(int quick, int size, FILE *table, FILE *json, sim_err *err)
+{
+    return bench_sections(quick, size, 0, table, json, err);
+}
+
+extern "C" int gpu_bench_models_run(int quick, int size, FILE *table, FILE *json, sim_err *err)
+{
+    return bench_sections(quick, size, 1, table, json, err);
 }

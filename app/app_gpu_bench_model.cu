@@ -17,7 +17,6 @@
 #include <time.h>
 
 #include "gpu_backend.h"
-#include "app_bench_gpu.h"
 #include "app_gpu_bench.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
@@ -264,44 +263,4 @@ static int bench_models(gpu_bench_ctx *c, int side, sim_err *err)
 int gpu_bench_models(gpu_bench_ctx *c, int side, sim_err *err)
 {
     return bench_models(c, side, err);
-}
-
-extern "C" int gpu_bench_models_run(int quick, int size, FILE *table, FILE *json, sim_err *err)
-{
-    char why[256];
-    if (gpu_probe(why, sizeof why) <= 0)
-        return sim_err_set(err, SIM_ENODEV, "cuda: %s", why);
-    gpu_bench_ctx c;
-    memset(&c, 0, sizeof c);
-    c.quick = quick;
-    c.table = table;
-    c.json = json;
-    cudaDeviceProp prop;
-    int dev = 0;
-    GPU_CHECK(err, cudaGetDevice(&dev));
-    GPU_CHECK(err, cudaGetDeviceProperties(&prop, dev));
-    snprintf(c.device, sizeof c.device, "%s", prop.name);
-    GPU_CHECK(err, cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
-    GPU_CHECK(err, cudaEventCreate(&c.e0));
-    GPU_CHECK(err, cudaEventCreate(&c.e1));
-    fprintf(table, "\ngpu: %s, compute capability %d.%d, %d multiprocessors%s\n", prop.name,
-            prop.major, prop.minor, prop.multiProcessorCount, quick ? " (quick)" : "");
-    if (json)
-        fprintf(json, "  \"gpu\": {\"device\": \"%s\", \"quick\": %s", prop.name,
-                quick ? "true" : "false");
-    c.members = 1;
-    int side = size > 0 ? size : 4096;
-    if (quick && side > 2048)
-        side = 2048;
-    int rc = bench_models(&c, side, err);
-    if (json)
-        fprintf(json, ", \"checks_failed\": %d}", c.failed);
-    if (rc == SIM_OK && c.failed)
-        rc = sim_err_set(err, SIM_EINVAL, "bench: %d result checks failed (see the table: NO)",
-                         c.failed);
-    fflush(table);
-    cudaEventDestroy(c.e0);
-    cudaEventDestroy(c.e1);
-    cudaStreamDestroy(c.s);
-    return rc;
 }
