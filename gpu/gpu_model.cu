@@ -16,6 +16,7 @@ extern "C" {
 #include "sim_alloc.h"
 #include "sim_model_rules.h"
 #include "sim_rules.h"
+#include "sim_stats.h"
 }
 
 int gpu_model_alloc(gpu_model *g, void **p, size_t bytes, const char *what, sim_err *err)
@@ -538,18 +539,10 @@ static void fill_stats(const gpu_model *g, sim_stats *st)
         if (res > residual)
             residual = res;
     }
-    for (int s = 0; s < m->n_species; s++) {
-        sim_species_stats *ss = &st->species[s];
-        ss->energy = ss->count > 0 && m->species[s].life
-                         ? (double)(int64_t)g->h_ctl->energy[s] / 256.0 / (double)ss->count
-                         : 0.0;
-    }
-    const sim_field_stats *of = &st->fields[m->output_field];
-    st->field_total = of->total;
-    st->field_mean = of->mean;
-    st->field_max = of->max;
-    st->residual = residual;
-    st->checksum = sum;
+    int64_t efix[SIM_MAX_SPECIES] = {0};
+    for (int s = 0; s < m->n_species; s++)
+        efix[s] = (int64_t)g->h_ctl->energy[s];
+    sim_stats_model_finish(m, efix, residual, sum, st);
 }
 
 static int md_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)

@@ -18,6 +18,7 @@
 #include "sim_model.h"
 #include "sim_model_rules.h"
 #include "sim_rules.h"
+#include "sim_stats.h"
 
 typedef struct mcpu {
     sim_scenario sc;
@@ -732,18 +733,7 @@ static void fill_stats(mcpu *s, float residual, sim_stats *st)
         field_stats(s, f, &st->fields[f], &sum);
     int64_t efix[SIM_MAX_SPECIES];
     sum += agent_checksum(s, efix);
-    for (int sp = 0; sp < m->n_species; sp++) {
-        sim_species_stats *ss = &st->species[sp];
-        ss->energy = ss->count > 0 && m->species[sp].life
-                         ? (double)efix[sp] / 256.0 / (double)ss->count
-                         : 0.0;
-    }
-    const sim_field_stats *of = &st->fields[m->output_field];
-    st->field_total = of->total;
-    st->field_mean = of->mean;
-    st->field_max = of->max;
-    st->residual = residual;
-    st->checksum = sum;
+    sim_stats_model_finish(m, efix, residual, sum, st);
 }
 
 static int mcpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)

@@ -4,6 +4,23 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+void sim_stats_model_finish(const sim_model *m, const int64_t energy_fix[SIM_MAX_SPECIES],
+                            float residual, uint64_t checksum, sim_stats *st)
+{
+    for (int s = 0; s < m->n_species; s++) {
+        sim_species_stats *ss = &st->species[s];
+        ss->energy = ss->count > 0 && m->species[s].life
+                         ? (double)energy_fix[s] / 256.0 / (double)ss->count
+                         : 0.0;
+    }
+    const sim_field_stats *of = &st->fields[m->output_field];
+    st->field_total = of->total;
+    st->field_mean = of->mean;
+    st->field_max = of->max;
+    st->residual = residual;
+    st->checksum = checksum;
+}
+
 int sim_stats_csv_header(char *buf, size_t n, const sim_model *m)
 {
     size_t used = (size_t)snprintf(buf, n, "%.*s", (int)(sizeof SIM_STATS_CSV_HEADER - 2),

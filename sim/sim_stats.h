@@ -28,4 +28,12 @@ int sim_stats_csv_header(char *buf, size_t n, const sim_model *m);
  * (energy and totals and means 17 digits, maxima 9). Returns the row's length. */
 int sim_stats_csv_row(char *buf, size_t n, const sim_stats *st);
 
+/* Completes a model engine's statistics once its per-field groups and species counts are in st:
+ * each species' mean energy from energy_fix (the sum of sim_energy_fix over its living agents:
+ * / 256 / count, 0 without a life cycle or agents), the output field's group copied into
+ * field_total, field_mean and field_max, and residual and checksum. Both model engines end
+ * their statistics here, so the rules are written once. */
+void sim_stats_model_finish(const sim_model *m, const int64_t energy_fix[SIM_MAX_SPECIES],
+                            float residual, uint64_t checksum, sim_stats *st);
+
 #endif
