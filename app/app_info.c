@@ -77,9 +77,12 @@ int app_info_main(int argc, char **argv)
                 printf("%s%s %lld%s", s ? ", " : "", m->species_name[s],
                        (long long)m->species[s].count, m->species[s].life ? " with a life cycle" : "");
             printf(")%s\n", m->walls ? ", walls" : "");
-            printf("cpu memory estimate: %.1f MiB (the model engine at the start; its agent "
-                   "arrays double when births need room)\n",
-                   (double)sim_cpu_model_estimate_bytes(&sc) / 1048576.0);
+            sim_mem mem;
+            char split[256] = "";
+            if (sim_cpu_model_memory(&sc, 0, &mem) == SIM_OK)
+                sim_mem_describe(&mem, split, sizeof split);
+            printf("cpu memory estimate: %.1f MiB at the start (%s; the agent arrays double "
+                   "when births need room)\n", (double)mem.total / 1048576.0, split);
         } else {
             printf("cpu memory estimate: %.1f MiB\n",
                    (double)sim_cpu_estimate_bytes(&sc) / 1048576.0);

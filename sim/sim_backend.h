@@ -135,8 +135,41 @@ const sim_backend_ops *sim_cpu_backend(void);
 /* The CPU model engine (sim_model_cpu.c): every model, the oracle of the CUDA one. */
 const sim_backend_ops *sim_cpu_model_backend(void);
 
+/* A backend's memory for a scenario at its start, split the way README's "Memory" states its
+ * bounds: shared state per cell (claims, occupancy, cell codes, walls) at most SIM_MEM_SHARED_MAX
+ * bytes, each field at most SIM_MEM_FIELD_MAX bytes per cell (its values and its share of the
+ * sweeps' scratch), each agent at most SIM_MEM_AGENT_MAX(life_attrs) bytes. The fixed maps
+ * (capacity maps, source masks) and the rows, rings and scratch that grow with neither the cells
+ * nor the agents are reported beside them. */
+typedef struct sim_mem {
+    double shared_per_cell; /* bytes per cell: claims, occupancy, codes, walls */
+    double field_per_cell;  /* bytes per cell of one field, the mean over the fields */
+    double maps_per_cell;   /* bytes per cell of every capacity map and source mask together */
+    double per_agent;       /* bytes per agent, every per-agent array */
+    int n_fields;
+    int life_attrs;         /* per-agent life-cycle attributes held (energy, age): 0 or 2 */
+    size_t other;           /* bytes neither per cell nor per agent */
+    size_t total;           /* every byte at the start */
+} sim_mem;
+
+#define SIM_MEM_SHARED_MAX 12.0
+#define SIM_MEM_FIELD_MAX 8.0
+#define SIM_MEM_AGENT_MAX(attrs) (64.0 + 8.0 * (attrs))
+
+/* 1 when e is within the bounds above, else 0. */
+int sim_mem_within(const sim_mem *e);
+
+/* One line for `horizon info`: "12.0 B/cell shared + 8.0 B/cell per field x 2 + ... (within
+ * the bounds 12, 8, 80)". */
+void sim_mem_describe(const sim_mem *e, char *buf, size_t len);
+
+/* The CPU model engine's memory for a scenario's model at its start with threads threads (0:
+ * OpenMP's default); births grow the per-agent arrays, by doubling. SIM_EINVAL for a bad
+ * model. */
+int sim_cpu_model_memory(const sim_scenario *sc, int threads, sim_mem *out);
+
 /* Host memory in bytes the CPU model engine allocates for a scenario's model at its start
- * (births grow the per-agent arrays, by doubling), for `horizon info`; 0 for a bad model. */
+ * (sim_cpu_model_memory's total), for `horizon info`; 0 for a bad model. */
 size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc);
 
 /* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the

@@ -2,11 +2,13 @@
 #include "sim_model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_alloc.h"
+#include "sim_backend.h"
 #include "sim_map.h"
 #include "sim_rules.h"
 #include "sim_world.h"
@@ -667,4 +669,20 @@ int sim_state_check(const sim_model *m, const sim_state *st, sim_err *err)
     }
     sim_free(seen);
     return rc;
+}
+
+int sim_mem_within(const sim_mem *e)
+{
+    return e->shared_per_cell <= SIM_MEM_SHARED_MAX && e->field_per_cell <= SIM_MEM_FIELD_MAX &&
+           e->per_agent <= SIM_MEM_AGENT_MAX(e->life_attrs);
+}
+
+void sim_mem_describe(const sim_mem *e, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%.1f B/cell shared + %.1f B/cell per field x %d + %.1f B/cell of maps + %.1f "
+             "B/agent + %.1f MiB other; bounds %.0f, %.0f, %.0f B/agent: %s",
+             e->shared_per_cell, e->field_per_cell, e->n_fields, e->maps_per_cell, e->per_agent,
+             (double)e->other / 1048576.0, SIM_MEM_SHARED_MAX, SIM_MEM_FIELD_MAX,
+             SIM_MEM_AGENT_MAX(e->life_attrs), sim_mem_within(e) ? "within" : "OVER");
 }

@@ -3,10 +3,12 @@
  * any thread count; the oracle of the CUDA model engine. Written for clarity over speed: each
  * phase is one pass over the agents or the cells, in the order of the README's list.
  *
- * Memory: per field the values and a spare for the sweeps (8 B/cell), the occupancy (4 B/cell,
- * walls included as SIM_OCC_WALL), the claims (8 B/cell), the extended prefix rows of the
- * scores of the species being sensed (8 B/cell and 8(2r+3) B/row), and per agent its cell, id,
- * species, energy, age and scratch (about 26 B, twice during a compaction). */
+ * Memory (sim_cpu_model_memory): per field its values (4 B/cell) and one spare for the sweeps
+ * of every field (4 B/cell), capacity maps only where the capacity is not uniform (4 B/cell) and
+ * source masks (1 B/cell); the occupancy (4 B/cell, walls marked in it: no wall map) and the
+ * claims (8 B/cell); per thread a ring of 2r + 3 extended prefix rows of the scores (the sense
+ * phase walks the grid in bands of rows, so no grid of prefix sums); per agent 44 B (its cell,
+ * id, species, energy and age twice for the compaction, flags, the birth cell). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -29,7 +31,9 @@ typedef struct mcpu {
     float *spare;          /* cells: the sweeps ping-pong with the field */
     int32_t *occ;          /* agent index per cell, SIM_OCC_EMPTY or SIM_OCC_WALL */
     uint64_t *claim;       /* cells: highest claim key, 0 none */
-    int64_t *pre;          /* rows of width + 2r + 3: extended prefix sums of the scores */
+    int64_t *rings;        /* per thread: ring_k prefix rows of ring_stride (sense_band) */
+    int ring_k;
+    int64_t ring_stride;
     uint8_t *dead;         /* per agent */
     uint8_t *moved;        /* per agent: moved this step */
     int64_t *born;         /* per agent: the cell of its newborn, -1 none */
@@ -51,7 +55,7 @@ static void mcpu_destroy(void *p)
     sim_free(s->spare);
     sim_free(s->occ);
     sim_free(s->claim);
-    sim_free(s->pre);
+    sim_free(s->rings);
     sim_free(s->dead);
     sim_free(s->moved);
     sim_free(s->born);
@@ -65,20 +69,39 @@ static void mcpu_destroy(void *p)
 
 static int max_radius(const sim_model *m);
 
-size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc)
+int sim_cpu_model_memory(const sim_scenario *sc, int threads, sim_mem *out)
 {
+    memset(out, 0, sizeof *out);
     sim_model m;
     if (sim_model_build(sc, &m, NULL) != SIM_OK)
-        return 0;
-    size_t cells = (size_t)m.width * (size_t)m.height;
-    int r = max_radius(&m);
-    size_t b = cells * (4 /* spare */ + 4 /* occupancy */ + 8 /* claims */);
-    b += (size_t)m.height * (size_t)(m.width + 2 * r + 3) * 8; /* prefix rows */
+        return SIM_EINVAL;
+    const double cells = (double)m.width * (double)m.height;
+    const int r = max_radius(&m);
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+    out->n_fields = m.n_fields;
+    out->shared_per_cell = 4 /* occupancy, walls marked in it */ + 8 /* claims */;
+    out->field_per_cell = 4 + 4.0 / m.n_fields; /* values, and one spare for every field */
     for (int f = 0; f < m.n_fields; f++)
-        b += cells * (4 + (m.field[f].growth > 0 ? 4 : 0) + (m.field[f].sources ? 1 : 0));
-    b += m.walls ? cells : 0;
-    size_t n = (size_t)(m.agents > 16 ? m.agents : 16);
-    return b + n * MCPU_AGENT_BYTES + (size_t)m.width * sizeof(double);
+        out->maps_per_cell += (m.field[f].growth > 0 && m.field[f].capacity_map ? 4 : 0) +
+                              (m.field[f].sources ? 1 : 0);
+    out->per_agent = MCPU_AGENT_BYTES;
+    for (int s = 0; s < m.n_species; s++)
+        if (m.species[s].life)
+            out->life_attrs = 2;
+    out->other = (size_t)threads * (size_t)(2 * r + 3) * (size_t)(m.width + 2 * r + 3) * 8 +
+                 (size_t)m.width * sizeof(double); /* the rings, the column sums */
+    const double n = (double)(m.agents > 16 ? m.agents : 16);
+    out->total = (size_t)(cells * (out->shared_per_cell + out->field_per_cell * m.n_fields +
+                                   out->maps_per_cell) +
+                          n * out->per_agent) + out->other;
+    return SIM_OK;
+}
+
+size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc)
+{
+    sim_mem e;
+    return sim_cpu_model_memory(sc, 0, &e) == SIM_OK ? e.total : 0;
 }
 
 static int max_radius(const sim_model *m)
@@ -125,13 +148,25 @@ static int reserve(mcpu *s, int64_t cap, sim_err *err)
     return SIM_OK;
 }
 
-static void rebuild_occ(mcpu *s)
+/* The occupancy from the agents: at creation the walls come from the map (NULL: none), later
+ * from the walls occ already marks (the engine keeps no wall map of its own: occ holds them). */
+static void rebuild_occ(mcpu *s, int at_creation, const uint8_t *walls)
 {
     const int64_t cells = s->st.cells;
-    for (int64_t i = 0; i < cells; i++)
-        s->occ[i] = s->st.walls && s->st.walls[i] ? SIM_OCC_WALL : SIM_OCC_EMPTY;
+    int32_t *occ = s->occ;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t i = 0; i < cells; i++) {
+        const int wall = at_creation ? walls && walls[i] : occ[i] == SIM_OCC_WALL;
+        occ[i] = wall ? SIM_OCC_WALL : SIM_OCC_EMPTY;
+    }
     for (int64_t a = 0; a < s->st.n; a++)
-        s->occ[s->st.cell[a]] = (int32_t)a;
+        occ[s->st.cell[a]] = (int32_t)a;
+}
+
+/* Whether cell i is a wall. */
+static int is_wall(const mcpu *s, int64_t i)
+{
+    return s->occ[i] == SIM_OCC_WALL;
 }
 
 static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int threads,
@@ -156,18 +191,27 @@ static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int th
         return rc;
     }
     s->st.cap = 0;
+    sim_free(s->st.walls); /* occ marks the walls */
+    s->st.walls = NULL;
+    for (int f = 0; f < m->n_fields; f++)
+        if (!m->field[f].capacity_map) { /* a uniform capacity needs no map */
+            sim_free(s->st.capacity[f]);
+            s->st.capacity[f] = NULL;
+        }
     size_t cells = (size_t)s->st.cells;
     int r = max_radius(m);
-    size_t pre_len = (size_t)m->height * (size_t)(m->width + 2 * r + 3);
+    s->ring_k = 2 * r + 3;
+    s->ring_stride = (int64_t)m->width + 2 * r + 3;
+    size_t ring_len = (size_t)s->threads * (size_t)s->ring_k * (size_t)s->ring_stride;
     s->spare = sim_malloc_array(cells, sizeof *s->spare);
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_calloc(cells, sizeof *s->claim);
-    s->pre = sim_malloc_array(pre_len, sizeof *s->pre);
+    s->rings = sim_malloc_array(ring_len, sizeof *s->rings);
     s->colsum = sim_malloc_array((size_t)m->width, sizeof *s->colsum);
-    if (!s->spare || !s->occ || !s->claim || !s->pre || !s->colsum) {
+    if (!s->spare || !s->occ || !s->claim || !s->rings || !s->colsum) {
         mcpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory for a %dx%d world "
-                           "(%zu bytes)", m->width, m->height, cells * 16 + pre_len * 8);
+                           "(%zu bytes)", m->width, m->height, cells * 16 + ring_len * 8);
     }
     rc = reserve(s, in->n, err);
     if (rc != SIM_OK) {
@@ -181,8 +225,6 @@ static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int th
         if (s->st.sources[f])
             memcpy(s->st.sources[f], in->sources[f], cells);
     }
-    if (s->st.walls)
-        memcpy(s->st.walls, in->walls, cells);
     size_t n = (size_t)in->n;
     s->st.n = in->n;
     s->st.next_id = in->next_id;
@@ -193,7 +235,7 @@ static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int th
         memcpy(s->st.energy, in->energy, n * sizeof *in->energy);
         memcpy(s->st.age, in->age, n * sizeof *in->age);
     }
-    rebuild_occ(s);
+    rebuild_occ(s, 1, in->walls);
     *out = s;
     return SIM_OK;
 }
@@ -237,38 +279,79 @@ static int64_t cell_score(const mcpu *s, const sim_model_species *sp, int64_t i)
     return v;
 }
 
-/* The extended prefix rows of species sp's scores: pre[y][j] = the sum of the scores of row y
- * over x in [-r-1, j-r-2] (periodic rows wrap, bounded ones are 0 outside). */
-static void build_scores(mcpu *s, const sim_model_species *sp)
+/* Row y's extended prefix sums of species sp's scores: p[j] = the sum of the scores of row y over
+ * x in [-r-1, j-r-2] (periodic rows wrap, bounded ones are 0 outside), j in [0, w + 2r + 3). */
+static void build_row(const mcpu *s, const sim_model_species *sp, int y, int64_t *p)
 {
     const sim_model *m = &s->m;
-    const int w = m->width, h = m->height, r = sp->radius, len = w + 2 * r + 3;
-#pragma omp parallel for schedule(static) num_threads(s->threads)
-    for (int y = 0; y < h; y++) {
-        const int64_t row = (int64_t)y * w;
-        int64_t *p = s->pre + (int64_t)y * len;
-        int64_t acc = 0;
-        p[0] = 0;
-        for (int j = 0; j + 1 < len; j++) {
-            int x = j - r - 1;
-            int64_t v;
-            if (x >= 0 && x < w)
-                v = cell_score(s, sp, row + x);
-            else if (m->periodic)
-                v = cell_score(s, sp, row + ((x % w) + w) % w);
-            else
-                v = 0;
-            acc += v;
-            p[j + 1] = acc;
-        }
+    const int w = m->width, r = sp->radius, len = w + 2 * r + 3;
+    const int64_t row = (int64_t)y * w;
+    int64_t acc = 0;
+    p[0] = 0;
+    for (int j = 0; j + 1 < len; j++) {
+        int x = j - r - 1;
+        int64_t v;
+        if (x >= 0 && x < w)
+            v = cell_score(s, sp, row + x);
+        else if (m->periodic)
+            v = cell_score(s, sp, row + ((x % w) + w) % w);
+        else
+            v = 0;
+        acc += v;
+        p[j + 1] = acc;
     }
 }
 
-/* The disk sum of radius r around (cx, cy) from the prefix rows. */
-static int64_t disk_sum(const mcpu *s, int r, int cx, int cy)
+/* The rows a band of the sense phase keeps: the prefix rows of the 2r + 3 grid rows that the
+ * disks of one row's candidates touch, in a ring indexed by the unwrapped row (so a periodic
+ * world smaller than the ring still works: two ring rows may hold the same grid row). */
+typedef struct ring {
+    int64_t *rows;
+    int k;          /* rows in the ring: 2r + 3 */
+    int64_t stride; /* int64s per ring row: width + 2 max radius + 3 */
+} ring;
+
+static const int64_t *ring_row(const ring *rg, int v)
+{
+    return rg->rows + (int64_t)(((v % rg->k) + rg->k) % rg->k) * rg->stride;
+}
+
+/* The 9 candidate scores of an agent of species sp at (x, y), from the ring's rows
+ * [y - r - 1, y + r + 1] (unwrapped). A candidate outside a bounded grid or on a wall is
+ * SIM_SUM_INVALID; the rows of a disk outside a bounded grid count 0. */
+static void ring_scores(const mcpu *s, const sim_model_species *sp, const ring *rg, int x,
+                        int y, int64_t out[SIM_NCAND])
 {
     const sim_model *m = &s->m;
-    const int w = m->width, h = m->height, len = w + 2 * r + 3;
+    const int w = m->width, h = m->height, r = sp->radius;
+    for (int c = 0; c < SIM_NCAND; c++) {
+        int vx = x + sim_cand_dx(c), vy = y + sim_cand_dy(c);
+        int64_t t = cand_cell(m, x, y, c);
+        if (t < 0 || s->occ[t] == SIM_OCC_WALL) {
+            out[c] = SIM_SUM_INVALID;
+            continue;
+        }
+        int cx = m->periodic ? wrap1(vx, w) : vx;
+        int64_t sum = 0;
+        for (int dy = -r; dy <= r; dy++) {
+            int v = vy + dy;
+            if (!m->periodic && (v < 0 || v >= h))
+                continue;
+            int hw = sim_disk_halfwidth(r, dy);
+            const int64_t *p = ring_row(rg, v);
+            sum += p[cx + hw + r + 2] - p[cx - hw + r + 1];
+        }
+        out[c] = sum;
+    }
+}
+
+/* The disk sum of sp's scores of radius r around (cx, cy), cell by cell (the reads; the step
+ * uses the prefix rows). Cells outside a bounded grid count 0. */
+static int64_t direct_disk_sum(const mcpu *s, const sim_model_species *sp, int r, int cx,
+                               int cy)
+{
+    const sim_model *m = &s->m;
+    const int w = m->width, h = m->height;
     int64_t sum = 0;
     for (int dy = -r; dy <= r; dy++) {
         int y = cy + dy;
@@ -277,13 +360,19 @@ static int64_t disk_sum(const mcpu *s, int r, int cx, int cy)
         else if (y < 0 || y >= h)
             continue;
         int hw = sim_disk_halfwidth(r, dy);
-        const int64_t *p = s->pre + (int64_t)y * len;
-        sum += p[cx + hw + r + 2] - p[cx - hw + r + 1];
+        for (int dx = -hw; dx <= hw; dx++) {
+            int x = cx + dx;
+            if (m->periodic)
+                x = ((x % w) + w) % w;
+            else if (x < 0 || x >= w)
+                continue;
+            sum += cell_score(s, sp, (int64_t)y * w + x);
+        }
     }
     return sum;
 }
 
-/* The 9 candidate scores of an agent of species sp at (x, y) (build_scores done). */
+/* The 9 candidate scores of an agent of species sp at (x, y), cell by cell (the reads). */
 static void scores_at(const mcpu *s, const sim_model_species *sp, int x, int y,
                       int64_t out[SIM_NCAND])
 {
@@ -293,7 +382,8 @@ static void scores_at(const mcpu *s, const sim_model_species *sp, int x, int y,
             out[c] = SIM_SUM_INVALID;
             continue;
         }
-        out[c] = disk_sum(s, sp->radius, (int)(t % s->m.width), (int)(t / s->m.width));
+        out[c] = direct_disk_sum(s, sp, sp->radius, (int)(t % s->m.width),
+                                 (int)(t / s->m.width));
     }
 }
 
@@ -305,29 +395,57 @@ static void claim_max(uint64_t *slot, uint64_t key)
         ;
 }
 
-/* Phases 1-3: sense and decide for every agent, species by species, claim, move. */
+/* Phases 1-2 for the agents of species sp_i on rows [y0, y1): the ring's prefix rows follow
+ * the row being served (each grid row's prefix is built once per band, plus 2r + 2 rows of
+ * halo), agents are visited in cell order, and each claims its target. Claims are an atomic
+ * maximum, so neither the order nor the bands change a result. */
+static void sense_band(mcpu *s, int sp_i, int64_t step, int y0, int y1, ring *rg)
+{
+    const sim_model *m = &s->m;
+    const sim_model_species *sp = &m->species[sp_i];
+    const int w = m->width, h = m->height, r = sp->radius;
+    rg->k = 2 * r + 3;
+    int next = y0 - r - 1; /* the next unwrapped row to build */
+    for (int y = y0; y < y1; y++) {
+        for (; next <= y + r + 1; next++)
+            if (m->periodic || (next >= 0 && next < h))
+                build_row(s, sp, m->periodic ? ((next % h) + h) % h : next,
+                          (int64_t *)ring_row(rg, next));
+        const int32_t *occ = s->occ + (int64_t)y * w;
+        for (int x = 0; x < w; x++) {
+            int32_t a = occ[x];
+            if (a < 0 || s->st.species[a] != sp_i)
+                continue;
+            int64_t sums[SIM_NCAND];
+            ring_scores(s, sp, rg, x, y, sums);
+            sim_u32x4 rnd = sim_random(s->sc.seed, (uint64_t)step, s->st.id[a], SIM_RNG_STEP);
+            int c = sim_decide(sums, rnd, sp->threshold);
+            int64_t t = cand_cell(m, x, y, c);
+            /* occ is written only after every claim: "empty at the start of the step" */
+            if (t >= 0 && t != (int64_t)y * w + x && s->occ[t] == SIM_OCC_EMPTY)
+                claim_max(&s->claim[t], sim_claim_key(rnd, (uint32_t)a));
+        }
+    }
+}
+
+/* Phases 1-3: sense and decide for every agent, species by species, in bands of rows (one per
+ * thread, each with its own ring of prefix rows: no grid-sized scratch), claim, move. */
 static void sense_move(mcpu *s, int64_t step)
 {
     const sim_model *m = &s->m;
-    const int w = m->width;
+    const int h = m->height;
     const int64_t n = s->st.n;
-    for (int sp_i = 0; sp_i < m->n_species; sp_i++) {
-        const sim_model_species *sp = &m->species[sp_i];
-        build_scores(s, sp);
-#pragma omp parallel for schedule(static) num_threads(s->threads)
-        for (int64_t a = 0; a < n; a++) {
-            if (s->st.species[a] != sp_i)
-                continue;
-            uint32_t cell = s->st.cell[a];
-            int x = (int)(cell % (uint32_t)w), y = (int)(cell / (uint32_t)w);
-            int64_t sums[SIM_NCAND];
-            scores_at(s, sp, x, y, sums);
-            sim_u32x4 r = sim_random(s->sc.seed, (uint64_t)step, s->st.id[a], SIM_RNG_STEP);
-            int c = sim_decide(sums, r, sp->threshold);
-            int64_t t = cand_cell(m, x, y, c);
-            /* occ is written only after every claim: "empty at the start of the step" */
-            if (t >= 0 && t != (int64_t)cell && s->occ[t] == SIM_OCC_EMPTY)
-                claim_max(&s->claim[t], sim_claim_key(r, (uint32_t)a));
+#pragma omp parallel num_threads(s->threads)
+    {
+        const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        ring rg = {s->rings + (int64_t)t * s->ring_k * s->ring_stride, 0, s->ring_stride};
+        for (int sp_i = 0; sp_i < m->n_species; sp_i++) {
+            /* bands of at least r + 1 rows, so that the halo stays under twice the band */
+            int bands = h / (m->species[sp_i].radius + 1);
+            bands = bands < 1 ? 1 : bands > nt ? nt : bands;
+            if (t < bands)
+                sense_band(s, sp_i, step, (int)((int64_t)h * t / bands),
+                           (int)((int64_t)h * (t + 1) / bands), &rg);
         }
     }
     memset(s->moved, 0, (size_t)n);
@@ -535,7 +653,7 @@ static int compact(mcpu *s, sim_stats *st, sim_err *err)
     SWAP(age);
 #undef SWAP
     o->n = k;
-    rebuild_occ(s);
+    rebuild_occ(s, 0, NULL);
     return SIM_OK;
 }
 
@@ -564,7 +682,6 @@ static float sweep_walls(const mcpu *s, const sim_model_field *mf, const uint8_t
     const sim_model *m = &s->m;
     const sim_scenario *sc = &s->sc;
     const int w = m->width, h = m->height, b = sc->boundary;
-    const uint8_t *walls = s->st.walls;
     const float a = mf->diffusion, om = 1.0f - mf->diffusion;
     float residual = 0.0f;
 #pragma omp parallel for schedule(static) reduction(max : residual) num_threads(s->threads)
@@ -573,7 +690,7 @@ static float sweep_walls(const mcpu *s, const sim_model_field *mf, const uint8_t
         for (int x = 0; x < w; x++) {
             int64_t i = (int64_t)y * w + x;
             float c = src[i];
-            if (walls && walls[i]) {
+            if (is_wall(s, i)) {
                 dst[i] = 0.0f;
                 continue;
             }
@@ -593,7 +710,7 @@ static float sweep_walls(const mcpu *s, const sim_model_field *mf, const uint8_t
                     }
                 }
                 int64_t j = (int64_t)yy * w + xx;
-                nb[k] = walls && walls[j] ? c : src[j];
+                nb[k] = is_wall(s, j) ? c : src[j];
             }
             float v = sim_jacobi(c, nb[0], nb[1], nb[2], nb[3], a, om);
             if (src_mask && src_mask[i])
@@ -619,14 +736,15 @@ static float fields(mcpu *s, int want_residual)
     float residual = 0.0f;
     for (int f = 0; f < m->n_fields; f++) {
         const sim_model_field *mf = &m->field[f];
-        const uint8_t *walls = s->st.walls, *src = s->st.sources[f];
+        const int walls = s->m.walls != NULL;
+        const uint8_t *src = s->st.sources[f];
         float *t = s->st.field[f];
         if (mf->growth > 0.0f) {
-            const float *cap = s->st.capacity[f];
+            const float *cap = s->st.capacity[f]; /* NULL: uniform, mf->capacity */
 #pragma omp parallel for schedule(static) num_threads(s->threads)
             for (int64_t i = 0; i < cells; i++)
-                if (!(walls && walls[i]))
-                    t[i] = sim_grow(t[i], mf->growth, cap[i]);
+                if (!is_wall(s, i))
+                    t[i] = sim_grow(t[i], mf->growth, cap ? cap[i] : mf->capacity);
         }
         s->fsc.diffusion = mf->diffusion;
         s->fsc.decay = mf->decay;
@@ -821,10 +939,10 @@ static int mcpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums
     for (int64_t i = 0; i < n; i++)
         if ((int64_t)cells[i] >= s->st.cells)
             return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
-    build_scores(s, &s->m.species[0]);
+    const uint32_t w = (uint32_t)s->m.width;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(s->threads)
     for (int64_t i = 0; i < n; i++)
-        scores_at(s, &s->m.species[0], (int)(cells[i] % (uint32_t)s->m.width),
-                  (int)(cells[i] / (uint32_t)s->m.width), sums + 9 * i);
+        scores_at(s, &s->m.species[0], (int)(cells[i] % w), (int)(cells[i] / w), sums + 9 * i);
     return SIM_OK;
 }
 
@@ -840,7 +958,7 @@ static int mcpu_paint(void *p, int x, int y, int radius, float amount, sim_err *
             if (dx * dx + dy * dy > radius * radius || xx < 0 || yy < 0 || xx >= w || yy >= h)
                 continue;
             int64_t i = (int64_t)yy * w + xx;
-            if (!(s->st.walls && s->st.walls[i]))
+            if (!is_wall(s, i))
                 t[i] = t[i] + amount;
         }
     return SIM_OK;
@@ -852,14 +970,40 @@ static int mcpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *y
 {
     (void)err;
     mcpu *s = p;
-    sim_model_species one = s->m.species[0];
+    const sim_model *m = &s->m;
+    const int h = m->height;
+    sim_model_species one = m->species[0];
     one.n_sense = 1;
-    one.sense[0].src = s->m.output_field;
+    one.sense[0].src = m->output_field;
     one.sense[0].weight = 1;
-    build_scores(s, &one);
-    for (int iy = 0; iy < ny; iy++)
-        for (int ix = 0; ix < nx; ix++)
-            out[(int64_t)iy * nx + ix] = disk_sum(s, one.radius, xs[ix], ys[iy]);
+    const int r = one.radius;
+    /* Per sampled row, the prefix rows of its disk in the thread's ring, then a row span per
+     * disk row for each sampled column. */
+#pragma omp parallel num_threads(s->threads)
+    {
+        ring rg = {s->rings + (int64_t)omp_get_thread_num() * s->ring_k * s->ring_stride,
+                   2 * r + 3, s->ring_stride};
+#pragma omp for schedule(dynamic, 4)
+        for (int iy = 0; iy < ny; iy++) {
+            const int y = ys[iy];
+            for (int v = y - r; v <= y + r; v++)
+                if (m->periodic || (v >= 0 && v < h))
+                    build_row(s, &one, m->periodic ? ((v % h) + h) % h : v,
+                              (int64_t *)ring_row(&rg, v));
+            for (int ix = 0; ix < nx; ix++) {
+                const int x = xs[ix];
+                int64_t sum = 0;
+                for (int dy = -r; dy <= r; dy++) {
+                    if (!m->periodic && (y + dy < 0 || y + dy >= h))
+                        continue;
+                    const int hw = sim_disk_halfwidth(r, dy);
+                    const int64_t *q = ring_row(&rg, y + dy);
+                    sum += q[x + hw + r + 2] - q[x - hw + r + 1];
+                }
+                out[(int64_t)iy * nx + ix] = sum;
+            }
+        }
+    }
     return SIM_OK;
 }
 
@@ -896,11 +1040,15 @@ static int mcpu_read_state(void *p, sim_state *out, sim_err *err)
         memcpy(out->field[f], s->st.field[f], cells * sizeof(float));
         if (out->capacity[f] && s->st.capacity[f])
             memcpy(out->capacity[f], s->st.capacity[f], cells * sizeof(float));
+        else if (out->capacity[f])
+            for (size_t i = 0; i < cells; i++)
+                out->capacity[f][i] = s->m.field[f].capacity;
         if (out->sources[f] && s->st.sources[f])
             memcpy(out->sources[f], s->st.sources[f], cells);
     }
-    if (out->walls && s->st.walls)
-        memcpy(out->walls, s->st.walls, cells);
+    if (out->walls)
+        for (size_t i = 0; i < cells; i++)
+            out->walls[i] = is_wall(s, (int64_t)i);
     if (n) {
         memcpy(out->cell, s->st.cell, n * sizeof *out->cell);
         memcpy(out->id, s->st.id, n * sizeof *out->id);

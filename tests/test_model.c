@@ -6,11 +6,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "hz_gray_png.h"
 #include "hz_test_util.h"
 #include "sim.h"
+#include "sim_backend.h"
 #include "sim_model.h"
 #include "sim_model_rules.h"
 
@@ -62,12 +65,15 @@ static void test_plain_equals_single_model(void **state)
         "noise = 0.6\n",
         "[world]\nwidth = 35\nheight = 36\nboundary = fixed\nfixed_top = 3\n[field]\ndecay = 0\n"
         "sweeps = 3\n[agents]\ndensity = 0.4\nradius = 2\ndeposit = 0.5\n",
+        /* periodic worlds shorter and narrower than the sense phase's ring of 2r + 3 rows */
+        "[world]\nwidth = 9\nheight = 6\n[agents]\ndensity = 0.3\nradius = 5\n",
+        "[world]\nwidth = 7\nheight = 90\nboundary = wall\n[agents]\ndensity = 0.3\nradius = 4\n",
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sim_scenario sc = parse(cases[i]);
         assert_true(sim_model_is_plain(&sc));
         sim *a = make(&sc, sim_cpu_backend(), 2);
-        sim *b = make(&sc, sim_cpu_model_backend(), 2);
+        sim *b = make(&sc, sim_cpu_model_backend(), 3 + (int)i); /* bands of rows */
         uint64_t ca, cb;
         assert_int_equal(sim_checksum(a, &ca), SIM_OK);
         assert_int_equal(sim_checksum(b, &cb), SIM_OK);
@@ -199,6 +205,38 @@ static void test_rich_model_threads_walls_life(void **state)
 
 /* Named sections write and parse back to the same scenario, and the copy runs to the same
  * bits. */
+/* README's memory bounds on the CPU model engine: 12 B/cell of shared state, 8 B/cell per field,
+ * 64 B per agent plus 8 per life-cycle attribute; a 4096^2 world with 4 fields and 4M agents
+ * under 2 GiB. */
+static void test_memory_bounds(void **state)
+{
+    (void)state;
+    sim_mem e;
+    sim_scenario sc = rich("periodic");
+    assert_int_equal(sim_cpu_model_memory(&sc, 4, &e), SIM_OK);
+    assert_true(sim_mem_within(&e));
+    assert_true(e.maps_per_cell == 5.0); /* the capacity map and the source mask */
+    assert_int_equal(e.life_attrs, 2);
+
+    char text[2048] = "[world]\nwidth = 4096\nheight = 4096\n";
+    const char *fields[4] = {"a", "b", "c", "d"};
+    for (int f = 0; f < 4; f++)
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "[field.%s]\nsweeps = %d\n%s", fields[f], f < 2 ? 2 : 0,
+                 f == 3 ? "growth = 0.1\ncapacity = 2\n" : "");
+    for (int k = 0; k < 4; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "[species.s%d]\ncount = 1048576\nradius = 8\nsense = a:1, b:-1, occ.s%d:1\n"
+                 "energy = 5\nmetabolism = 0.1\nuptake = d:1\nbirth_energy = 10\n", k, k);
+    sc = parse(text);
+    assert_int_equal(sim_cpu_model_memory(&sc, 16, &e), SIM_OK);
+    assert_true(sim_mem_within(&e));
+    assert_true(e.total < ((size_t)2 << 30));
+    char line[256];
+    sim_mem_describe(&e, line, sizeof line);
+    assert_non_null(strstr(line, "within"));
+}
+
 static void test_named_round_trip(void **state)
 {
     (void)state;
@@ -314,6 +352,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_equals_single_model),
         cmocka_unit_test(test_rich_model_threads_walls_life),
+        cmocka_unit_test(test_memory_bounds),
         cmocka_unit_test(test_named_round_trip),
         cmocka_unit_test(test_state_resume),
         cmocka_unit_test(test_bad_models),
