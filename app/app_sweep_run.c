@@ -11,21 +11,52 @@
 #include "app_frames.h"
 #include "app_output.h"
 #include "app_sweep.h"
+#include "sim_model.h"
 #include "sim_outdir.h"
 
-/* The statistics columns: the last step's value, then the mean over the window. */
+/* The statistics columns: the last step's value, then the mean over the window. The first six
+ * are every scenario's; a model with named sections adds its species' and fields' groups, as
+ * stats.csv does (sim_stats_csv_header), in the same order. */
 static const char *const stat_cols[] = {"agents",     "moved",     "field_total",
                                         "field_mean", "field_max", "residual"};
-enum { NSTAT = sizeof stat_cols / sizeof stat_cols[0] };
+static const char *const species_cols[] = {"count", "moved", "births", "deaths", "energy"};
+static const char *const field_cols[] = {"total", "mean", "max"};
+enum {
+    NBASE = sizeof stat_cols / sizeof stat_cols[0],
+    NSPECIES = sizeof species_cols / sizeof species_cols[0],
+    NFIELD = sizeof field_cols / sizeof field_cols[0],
+    NSTAT = NBASE + NSPECIES * SIM_MAX_SPECIES + NFIELD * SIM_MAX_FIELDS
+};
 
-static void stat_values(const sim_stats *st, double v[NSTAT])
+/* The values of st's columns into v (and whether each is a count, printed as an integer);
+ * returns how many. */
+static int stat_values(const sim_stats *st, double v[NSTAT], int count[NSTAT])
 {
-    v[0] = (double)st->agents;
-    v[1] = (double)st->moved;
-    v[2] = st->field_total;
-    v[3] = st->field_mean;
-    v[4] = (double)st->field_max;
-    v[5] = (double)st->residual;
+    int k = 0;
+    const double base[NBASE] = {(double)st->agents, (double)st->moved,    st->field_total,
+                                st->field_mean,     (double)st->field_max, (double)st->residual};
+    for (int c = 0; c < NBASE; c++) {
+        count[k] = c < 2;
+        v[k++] = base[c];
+    }
+    for (int s = 0; s < st->n_species; s++) {
+        const sim_species_stats *p = &st->species[s];
+        const double g[NSPECIES] = {(double)p->count, (double)p->moved, (double)p->births,
+                                    (double)p->deaths, p->energy};
+        for (int c = 0; c < NSPECIES; c++) {
+            count[k] = c < 4;
+            v[k++] = g[c];
+        }
+    }
+    for (int f = 0; st->n_species > 0 && f < st->n_fields; f++) {
+        const double g[NFIELD] = {st->fields[f].total, st->fields[f].mean,
+                                  (double)st->fields[f].max};
+        for (int c = 0; c < NFIELD; c++) {
+            count[k] = 0;
+            v[k++] = g[c];
+        }
+    }
+    return k;
 }
 
 /* Appends to buf[*used..n): SIM_EINVAL when the row does not fit. */
@@ -62,10 +93,29 @@ int app_sweep_header(const sim_sweep *sw, char *buf, size_t n, sim_err *err)
         rc = put_value(buf, n, &used, sim_sweep_key(sw, k), err);
     if (rc == SIM_OK)
         rc = put(buf, n, &used, err, ",replicate,seed,steps,checksum");
-    for (int c = 0; rc == SIM_OK && c < NSTAT; c++)
-        rc = put(buf, n, &used, err, ",%s", stat_cols[c]);
-    for (int c = 0; rc == SIM_OK && c < NSTAT; c++)
-        rc = put(buf, n, &used, err, ",mean_%s", stat_cols[c]);
+    /* The columns of the base's model: a sweep cannot add or remove a named section. */
+    char names[NSTAT][2 * SIM_NAME_MAX + 16];
+    int ncol = 0;
+    for (int c = 0; c < NBASE; c++)
+        snprintf(names[ncol++], sizeof names[0], "%s", stat_cols[c]);
+    sim_model *m = malloc(sizeof *m);
+    if (!m)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    if (sim_model_build(sim_sweep_base(sw), m, NULL) == SIM_OK && m->named) {
+        for (int s = 0; s < m->n_species; s++)
+            for (int c = 0; c < NSPECIES; c++)
+                snprintf(names[ncol++], sizeof names[0], "%s.%s", m->species_name[s],
+                         species_cols[c]);
+        for (int f = 0; f < m->n_fields; f++)
+            for (int c = 0; c < NFIELD; c++)
+                snprintf(names[ncol++], sizeof names[0], "%s.%s", m->field_name[f],
+                         field_cols[c]);
+    }
+    free(m);
+    for (int c = 0; rc == SIM_OK && c < ncol; c++)
+        rc = put(buf, n, &used, err, ",%s", names[c]);
+    for (int c = 0; rc == SIM_OK && c < ncol; c++)
+        rc = put(buf, n, &used, err, ",mean_%s", names[c]);
     return rc == SIM_OK ? put(buf, n, &used, err, "\n") : rc;
 }
 
@@ -135,6 +185,7 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
      * backend, job count or rank. */
     int64_t first_in_window = sc.steps - plan->window + 1;
     double sum[NSTAT] = {0}, last[NSTAT] = {0};
+    int is_count[NSTAT] = {0}, ncol = 0;
     int64_t in_window = 0;
     sim_stats st;
     memset(&st, 0, sizeof st);
@@ -169,8 +220,8 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
         for (int i = 0; rc == SIM_OK && i < len; i++) {
             int64_t k = done + 1 + i;
             if (k >= first_in_window) {
-                stat_values(&out[i], last);
-                for (int c = 0; c < NSTAT; c++)
+                ncol = stat_values(&out[i], last, is_count);
+                for (int c = 0; c < ncol; c++)
                     sum[c] += last[c];
                 in_window++;
             }
@@ -199,11 +250,22 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
     if (rc == SIM_OK)
         rc = put(row, n, &used, err, ",%d,%" PRIu64 ",%" PRId64 ",%016" PRIx64,
                  sim_sweep_replicate(sw, run), sim_sweep_seed(sw, run), sc.steps, checksum);
-    /* A run of 0 steps has no statistics: empty fields. */
-    for (int c = 0; rc == SIM_OK && c < NSTAT; c++)
-        rc = in_window ? put(row, n, &used, err, c == 0 || c == 1 ? ",%.0f" : ",%.17g", last[c])
+    /* A run of 0 steps has no statistics: empty fields, as many as the header has. */
+    if (!in_window) {
+        sim_stats none;
+        memset(&none, 0, sizeof none);
+        sim_model *m = rc == SIM_OK ? malloc(sizeof *m) : NULL;
+        if (m && sim_model_build(&sc, m, NULL) == SIM_OK && m->named) {
+            none.n_species = m->n_species;
+            none.n_fields = m->n_fields;
+        }
+        free(m);
+        ncol = stat_values(&none, last, is_count);
+    }
+    for (int c = 0; rc == SIM_OK && c < ncol; c++)
+        rc = in_window ? put(row, n, &used, err, is_count[c] ? ",%.0f" : ",%.17g", last[c])
                        : put(row, n, &used, err, ",");
-    for (int c = 0; rc == SIM_OK && c < NSTAT; c++)
+    for (int c = 0; rc == SIM_OK && c < ncol; c++)
         rc = in_window ? put(row, n, &used, err, ",%.17g", sum[c] / (double)in_window)
                        : put(row, n, &used, err, ",");
     if (rc == SIM_OK)

@@ -434,10 +434,51 @@ static int set_named_key(sim_scenario *sc, int kind, const char *section, const 
         return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: unknown key (allowed %s)", where, section,
                            key, names);
     }
-    int slot = named_slot(sc, kind, name, where, err);
-    if (slot < 0)
-        return SIM_EINVAL;
+    /* Sections come from their headers (or sim_scenario_add_section): a key of a section the
+     * scenario lacks is a mistake (a misspelt --set or swept name), never a new species. */
+    const int count = *named_count(sc, kind);
+    int slot = -1;
+    for (int i = 0; i < count; i++)
+        if (strcmp(named_name(sc, kind, i), name) == 0)
+            slot = i;
+    if (slot < 0) {
+        if (count >= nk->max) /* a header past the last slot got none */
+            return sim_err_set(err, SIM_EINVAL, "%s: [%s]: too many %s sections (allowed at "
+                               "most %d)", where, section, nk->prefix, nk->max);
+        char names[SIM_MAX_SPECIES * (SIM_NAME_MAX + 2) + 8];
+        size_t used = 0;
+        names[0] = '\0';
+        for (int i = 0; i < count; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     named_name(sc, kind, i));
+        return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: the scenario has no [%s] section (its "
+                           "%s sections: %s)", where, section, key, section, nk->prefix,
+                           count ? names : "none");
+    }
     return set_value(named_base(sc, kind, slot), k, section, value, where, err);
+}
+
+int sim_scenario_has_key(const char *section, const char *key)
+{
+    const char *name;
+    int kind = named_kind_of(section, &name);
+    if (kind < 0)
+        return find_key(section, key) != NULL;
+    for (size_t i = 0; i < named_kinds[kind].nkeys; i++)
+        if (strcmp(named_kinds[kind].keys[i].name, key) == 0)
+            return 1;
+    return 0;
+}
+
+int sim_scenario_add_section(sim_scenario *sc, const char *section, const char *where,
+                             sim_err *err)
+{
+    const char *name;
+    int kind = named_kind_of(section, &name);
+    if (kind < 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: [%s]: not a named section (field.NAME or "
+                           "species.NAME)", where, section);
+    return named_slot(sc, kind, name, where, err) < 0 ? SIM_EINVAL : SIM_OK;
 }
 
 int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,

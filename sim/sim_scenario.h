@@ -164,6 +164,15 @@ int sim_scenario_assign(sim_scenario *sc, const char *assignment, sim_err *err);
 int sim_scenario_set_key(sim_scenario *sc, const char *section, const char *key,
                          const char *value, const char *where, sim_err *err);
 
+/* 1 when section (a fixed one, or "field.NAME" / "species.NAME") has the key, else 0. */
+int sim_scenario_has_key(const char *section, const char *key);
+
+/* Adds the named section "field.NAME" or "species.NAME" with its defaults, as its header in a
+ * file does (nothing when it exists). sim_scenario_set_key refuses the keys of a named section
+ * the scenario does not have. SIM_EINVAL for a bad name or one section too many. */
+int sim_scenario_add_section(sim_scenario *sc, const char *section, const char *where,
+                             sim_err *err);
+
 /* Checks the relations between keys: width*height against SIM_MAX_CELLS, agents.count against
  * the cells. The message starts with where the key to change got its value (sc->origin: the
  * later-set of width and height; agents.count), e.g. "big.ini:5: agents.count: 300000 is more

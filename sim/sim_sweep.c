@@ -216,6 +216,13 @@ static int section_known(const load_ctx *ctx, const char *section)
     return 0;
 }
 
+/* Whether a section name is a named one, "field.NAME" or "species.NAME" (its keys are then
+ * "field.NAME.KEY": the section is all but the last dot's part). */
+static int named_section(const char *section)
+{
+    return strncmp(section, "field.", 6) == 0 || strncmp(section, "species.", 8) == 0;
+}
+
 /* "sweep|world|field|agents|run|output" */
 static void section_list(const load_ctx *ctx, char *buf, size_t n)
 {
@@ -242,12 +249,23 @@ static void section_header(load_ctx *ctx, const char *name)
                  ctx->line, name, ctx->section_line[i]);
             return;
         }
-    if (strcmp(name, "sweep") != 0 && !section_known(ctx, name)) {
+    if (strcmp(name, "sweep") != 0 && !section_known(ctx, name) && !named_section(name)) {
         char list[128];
         section_list(ctx, list, sizeof list);
-        fail(ctx, SIM_EINVAL, "%s:%d: [%s]: unknown section (allowed %s)", ctx->sw->path,
-             ctx->line, name, list);
+        fail(ctx, SIM_EINVAL, "%s:%d: [%s]: unknown section (allowed %s|field.NAME|"
+             "species.NAME)", ctx->sw->path, ctx->line, name, list);
         return;
+    }
+    if (named_section(name)) {
+        /* the scratch scenario that checks values needs the section; whether the base has it
+         * is checked when the base is built */
+        char where[SIM_PATH_MAX + 16];
+        sim_err e;
+        snprintf(where, sizeof where, "%s:%d", ctx->sw->path, ctx->line);
+        if (sim_scenario_add_section(&ctx->scratch, name, where, &e) != SIM_OK) {
+            fail(ctx, SIM_EINVAL, "%s", e.msg);
+            return;
+        }
     }
     if (ctx->n_sections < MAX_SECTIONS) {
         snprintf(ctx->sections[ctx->n_sections], NAME_MAX_LEN, "%s", name);
@@ -384,7 +402,20 @@ static int fixed_line(const load_ctx *ctx, const char *full)
 static int swept_key(load_ctx *ctx, const char *name, const char *value, const char *where)
 {
     sim_sweep *sw = ctx->sw;
-    if (!key_known(ctx, name)) {
+    const char *last_dot = strrchr(name, '.');
+    char named[NAME_MAX_LEN];
+    snprintf(named, sizeof named, "%.*s", (int)(last_dot - name), name);
+    const int is_named = last_dot != strchr(name, '.') && named_section(named);
+    if (is_named) {
+        /* the key and its values are checked on a scratch scenario that has the section; the
+         * base must have it too (checked when the base is built) */
+        sim_err e;
+        if (sim_scenario_add_section(&ctx->scratch, named, where, &e) != SIM_OK)
+            return fail(ctx, SIM_EINVAL, "%s", e.msg);
+        if (!sim_scenario_has_key(named, last_dot + 1) &&
+            sim_scenario_set_key(&ctx->scratch, named, last_dot + 1, "0", where, &e) != SIM_OK)
+            return fail(ctx, SIM_EINVAL, "%s", e.msg);
+    } else if (!key_known(ctx, name)) {
         /* the scenario module words the refusal, listing the keys it knows */
         char sec[256];
         snprintf(sec, sizeof sec, "%s", name);
@@ -419,7 +450,7 @@ static int swept_key(load_ctx *ctx, const char *name, const char *value, const c
         return fail(ctx, SIM_ENOMEM, "%s: out of memory", where);
     memcpy(sk->raw, value, sk->raw_len + 1);
     snprintf(sk->name, sizeof sk->name, "%s", name);
-    size_t dot = strcspn(name, ".");
+    size_t dot = is_named ? (size_t)(last_dot - name) : strcspn(name, ".");
     snprintf(sk->section, sizeof sk->section, "%.*s", (int)dot, name);
     snprintf(sk->key, sizeof sk->key, "%s", name + dot + 1);
     sk->line = ctx->line;
@@ -468,7 +499,7 @@ static int fixed_key(load_ctx *ctx, const char *section, const char *name, const
 {
     char full[2 * NAME_MAX_LEN + 2];
     snprintf(full, sizeof full, "%s.%s", section, name);
-    if (key_known(ctx, full)) {
+    if (key_known(ctx, full) || named_section(section)) {
         int fl = fixed_line(ctx, full);
         if (fl)
             return fail(ctx, SIM_EINVAL, "%s: %s: duplicate (first at line %d)", where, full, fl);

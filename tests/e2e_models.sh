@@ -141,4 +141,31 @@ printf '[sweep]\nbase = segregation\nrun.seed = 1, 2\n[run]\nsteps = 5\n[output]
 want=$(tail -1 "$T/seg2/stats.csv" | cut -d, -f8)
 grep -q "^1,2,.*,$want," "$T/sweep/sweep.csv" ||
     fail "sweep run 1 (seed 2) does not have the checksum $want of horizon run: $(cat "$T/sweep/sweep.csv")"
+# Named keys swept and fixed: each run as `horizon run --set` gives it, with the species' and
+# fields' columns of stats.csv's last row; a misspelt section is refused with its line.
+printf '[sweep]\nbase = wolf-sheep-grass\nspecies.wolves.metabolism = 0.8, 1.2\n[species.sheep]\nbirth_energy = 18\n[run]\nsteps = 12\n[output]\nframes_every = 0\n' \
+    >"$T/swn.ini"
+"$HZ" sweep "$T/swn.ini" --backend cpu --out "$T/sweepn" --quiet || fail "sweep of named keys"
+"$HZ" run wolf-sheep-grass --backend cpu --steps 12 --frames-every 0 --out "$T/wsg12" --quiet \
+    --set species.wolves.metabolism=1.2 --set species.sheep.birth_energy=18 || fail "run wsg"
+head -1 "$T/sweepn/sweep.csv" | grep -q ",sheep.count,.*,wolf_scent.max,.*,mean_wolf_scent.max$" ||
+    fail "sweep.csv lacks the model's columns: $(head -1 "$T/sweepn/sweep.csv")"
+last=$(tail -1 "$T/wsg12/stats.csv")
+sum=$(echo "$last" | cut -d, -f8)
+groups=$(echo "$last" | cut -d, -f9-18) # the species groups (maxima print with 9 digits there)
+row=$(grep "^1,1.2," "$T/sweepn/sweep.csv") || fail "no run 1 in $(cat "$T/sweepn/sweep.csv")"
+echo "$row" | grep -q ",$sum," || fail "sweep run 1 checksum is not $sum: $row"
+echo "$row" | grep -q "$groups," || fail "sweep run 1 columns are not stats.csv's ($groups): $row"
+printf '[sweep]\nbase = wolf-sheep-grass\nspecies.wolfs.metabolism = 1\n' >"$T/swbad.ini"
+rc=0
+out=$("$HZ" sweep "$T/swbad.ini" --backend cpu --out "$T/sweepbad" --quiet 2>&1) || rc=$?
+[ $rc -eq 2 ] || fail "a sweep of a missing species must exit 2 (got $rc)"
+echo "$out" | grep -q "swbad.ini:3: species.wolfs.metabolism: the scenario has no \[species.wolfs\]" ||
+    fail "message: $out"
+[ ! -e "$T/sweepbad/sweep.csv" ] || fail "a refused sweep wrote sweep.csv"
+rc=0
+out=$("$HZ" run wolf-sheep-grass --set species.wolfs.energy=3 --out "$T/setbad" 2>&1) || rc=$?
+[ $rc -eq 2 ] || fail "--set of a missing species must exit 2 (got $rc)"
+echo "$out" | grep -q "no \[species.wolfs\] section (its species sections: sheep, wolves)" ||
+    fail "message: $out"
 echo "e2e_models: ok"

@@ -490,7 +490,18 @@ static void test_errors_structure(void **state)
     load_fails("[sweep]\nreplicate = 3\n", NULL, 0, SIM_EINVAL, 2,
                "sweep.replicate: unknown key (allowed base|replicates|combine");
     load_fails("[sweep]\n[agnts]\nnoise = 1\n", NULL, 0, SIM_EINVAL, 2,
-               "[agnts]: unknown section (allowed sweep|world|field|agents|run|output|model)");
+               "[agnts]: unknown section (allowed sweep|world|field|agents|run|output|model|"
+               "field.NAME|species.NAME)");
+    /* named keys: a bad name, an unknown key, a bad value, and a base without the section */
+    load_fails("[sweep]\nspecies.Sheep.noise = 0, 1\n", NULL, 0, SIM_EINVAL, 2, "bad name");
+    load_fails("[sweep]\nspecies.sheep.nosie = 0, 1\n", NULL, 0, SIM_EINVAL, 2,
+               "species.sheep.nosie: unknown key (allowed count|");
+    load_fails("[sweep]\nfield.grass.growth = 0, -1\n", NULL, 0, SIM_EINVAL, 2,
+               "field.grass.growth: out of range '-1'");
+    load_fails("[sweep]\n[species.sheep]\nradius = 99\n", NULL, 0, SIM_EINVAL, 3,
+               "species.sheep.radius: out of range");
+    load_fails("[sweep]\nspecies.sheep.noise = 0, 1\n", NULL, 0, SIM_EINVAL, 2,
+               "the scenario has no [species.sheep] section (its species sections: none)");
     load_fails("[sweep]\n[agents]\nnosie = 1\n", NULL, 0, SIM_EINVAL, 3, "agents.nosie: unknown key");
     load_fails("[sweep]\n[agents]\nnoise = 2\n", NULL, 0, SIM_EINVAL, 3,
                "agents.noise: out of range '2' (allowed 0 .. 1)");
