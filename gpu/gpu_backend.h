@@ -31,9 +31,26 @@ const sim_backend_ops *gpu_cuda_backend(void);
  * SIM_EDEVMEM when the world does not fit. */
 const sim_backend_ops *gpu_cuda_model_backend(void);
 
-/* Device memory in bytes that the model engine takes for a scenario's model (an upper bound at
- * the start; the agent arrays grow with births). 0 when the model does not build. */
+/* Device memory in bytes that the model engine's create takes for a scenario's model at the
+ * start (gpu_model_memory's total); the agent arrays double when births need room. 0 when the
+ * model does not build. */
 size_t gpu_model_estimate_bytes(const sim_scenario *sc);
+
+/* The model engine's device memory for a scenario's model at the start, split as sim_mem states
+ * it (sim_backend.h): shared_per_cell (occupancy and claim words: 12), field_per_cell (the values
+ * and each field's share of the one spare array: 4 + 4 / n_fields), maps_per_cell (capacity maps
+ * and source masks together), per_agent (bytes per agent slot, every per-agent array and the
+ * compaction's scratch; slots = agents, or min(2 * agents, cells) when a species breeds),
+ * life_attrs (2 with a life cycle, else 0), other (parameters, control, column sums) and total
+ * (what create allocates, exact to the byte for a state built from the scenario; a uniform
+ * capacity map, which create keeps off the device, is counted). No device needed. SIM_OK, or
+ * SIM_EINVAL when the model does not build (*out zeroed), SIM_ENOMEM without host memory. */
+int gpu_model_memory(const sim_scenario *sc, sim_mem *out);
+
+/* The device bytes and the blocks (device and pinned, as gpu_alloc_live counts them) that a
+ * model engine instance holds now: state is sim_get_backend_state of a sim on
+ * gpu_cuda_model_backend(). For tests. */
+void gpu_model_held(const void *state, size_t *bytes, long *blocks);
 
 /* Number of usable CUDA devices. When 0, `why` (n bytes, may be NULL) gets a one-line reason
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */

@@ -146,8 +146,12 @@ extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
     }
     if (sc && !sim_model_is_plain(sc)) {
         /* a model that is not plain runs on the model engine (sim.h picks it) */
-        fprintf(f, "cuda memory estimate (model engine): %.1f MiB (the agent arrays grow with "
-                "births)\n", gpu_model_estimate_bytes(sc) / 1048576.0);
+        sim_mem mem;
+        char split[256] = "";
+        if (gpu_model_memory(sc, &mem) == SIM_OK)
+            sim_mem_describe(&mem, split, sizeof split);
+        fprintf(f, "cuda memory estimate (model engine): %.1f MiB at the start (%s; the agent "
+                "arrays grow with births)\n", mem.total / 1048576.0, split);
         return;
     }
     if (sc) {

@@ -23,6 +23,7 @@ int gpu_model_alloc(gpu_model *g, void **p, size_t bytes, const char *what, sim_
 {
     GPU_TRY(gpu_alloc_device(p, bytes, what, err));
     g->bytes += bytes ? bytes : 1;
+    g->blocks++;
     return SIM_OK;
 }
 
@@ -30,10 +31,11 @@ int gpu_model_alloc(gpu_model *g, void **p, size_t bytes, const char *what, sim_
 typedef struct md_arrays {
     gpu_md_agents a[2];
     uint32_t *d_target, *d_born;
-    unsigned long long *d_key, *d_flags, *d_scan;
+    unsigned long long *d_key;
     uint8_t *d_dead;
     void *d_temp;
     size_t temp_bytes, bytes;
+    long blocks;
 } md_arrays;
 
 static void arrays_free(md_arrays *t)
@@ -48,8 +50,6 @@ static void arrays_free(md_arrays *t)
     gpu_alloc_free(t->d_target);
     gpu_alloc_free(t->d_born);
     gpu_alloc_free(t->d_key);
-    gpu_alloc_free(t->d_flags);
-    gpu_alloc_free(t->d_scan);
     gpu_alloc_free(t->d_dead);
     gpu_alloc_free(t->d_temp);
     memset(t, 0, sizeof *t);
@@ -64,8 +64,6 @@ static md_arrays arrays_of(const gpu_model *g)
     t.d_target = g->d_target;
     t.d_born = g->d_born;
     t.d_key = g->d_key;
-    t.d_flags = g->d_flags;
-    t.d_scan = g->d_scan;
     t.d_dead = g->d_dead;
     t.d_temp = g->d_temp;
     t.temp_bytes = g->temp_bytes;
@@ -80,8 +78,6 @@ static void arrays_set(gpu_model *g, const md_arrays *t)
     g->d_target = t->d_target;
     g->d_born = t->d_born;
     g->d_key = t->d_key;
-    g->d_flags = t->d_flags;
-    g->d_scan = t->d_scan;
     g->d_dead = t->d_dead;
     g->d_temp = t->d_temp;
     g->temp_bytes = t->temp_bytes;
@@ -92,28 +88,49 @@ static int arrays_take(md_arrays *t, void **p, size_t bytes, const char *what, s
 {
     GPU_TRY(gpu_alloc_device(p, bytes, what, err));
     t->bytes += bytes ? bytes : 1;
+    t->blocks++;
     return SIM_OK;
 }
 
-static int arrays_alloc(md_arrays *t, int64_t cap, sim_err *err)
+/* Bytes of every per-agent array for cap agents: what arrays_alloc takes (sets: 1 or 2; attrs:
+ * energy and age held; compact: the compaction's dead, born and scan scratch). */
+static size_t arrays_bytes(int64_t cap, int sets, int attrs, int compact, long *blocks)
+{
+    const size_t n = (size_t)(cap > 0 ? cap : 1);
+    size_t b = (size_t)sets * n * (4 + 4 + 1 + (attrs ? 4 + 4 : 0));
+    b += n * 4 + (n + 1) * 8; /* target, key (+ 1: the scan's total) */
+    long k = sets * (3 + (attrs ? 2 : 0)) + 2;
+    if (compact) {
+        b += n * 1 + n * 4 + gpu_md_scan_bytes((int64_t)n + 1); /* dead, born, scan scratch */
+        k += 3;
+    }
+    if (blocks)
+        *blocks = k;
+    return b;
+}
+
+static int arrays_alloc(md_arrays *t, int64_t cap, int sets, int attrs, int compact,
+                        sim_err *err)
 {
     const size_t n = (size_t)cap;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < sets; k++) {
         GPU_TRY(arrays_take(t, (void **)&t->a[k].cell, n * sizeof(uint32_t), "agent cells", err));
         GPU_TRY(arrays_take(t, (void **)&t->a[k].id, n * sizeof(uint32_t), "agent ids", err));
         GPU_TRY(arrays_take(t, (void **)&t->a[k].species, n, "agent species", err));
-        GPU_TRY(arrays_take(t, (void **)&t->a[k].energy, n * sizeof(float), "agent energy", err));
-        GPU_TRY(arrays_take(t, (void **)&t->a[k].age, n * sizeof(int32_t), "agent ages", err));
+        if (attrs) {
+            GPU_TRY(arrays_take(t, (void **)&t->a[k].energy, n * sizeof(float), "agent energy",
+                                err));
+            GPU_TRY(arrays_take(t, (void **)&t->a[k].age, n * sizeof(int32_t), "agent ages",
+                                err));
+        }
     }
     GPU_TRY(arrays_take(t, (void **)&t->d_target, n * sizeof(uint32_t), "agent targets", err));
-    GPU_TRY(arrays_take(t, (void **)&t->d_born, n * sizeof(uint32_t), "births", err));
-    GPU_TRY(arrays_take(t, (void **)&t->d_key, n * sizeof(unsigned long long), "claim keys",
-                        err));
+    GPU_TRY(arrays_take(t, (void **)&t->d_key, (n + 1) * sizeof(unsigned long long),
+                        "claim keys", err));
+    if (!compact)
+        return SIM_OK;
     GPU_TRY(arrays_take(t, (void **)&t->d_dead, n, "deaths", err));
-    GPU_TRY(arrays_take(t, (void **)&t->d_flags, (n + 1) * sizeof(unsigned long long),
-                        "compaction flags", err));
-    GPU_TRY(arrays_take(t, (void **)&t->d_scan, (n + 1) * sizeof(unsigned long long),
-                        "compaction scan", err));
+    GPU_TRY(arrays_take(t, (void **)&t->d_born, n * sizeof(uint32_t), "births", err));
     t->temp_bytes = gpu_md_scan_bytes(cap + 1);
     return arrays_take(t, &t->d_temp, t->temp_bytes, "compaction scratch", err);
 }
@@ -127,8 +144,10 @@ static int arrays_copy(gpu_model *g, md_arrays *t, const gpu_md_agents *o, sim_e
     GPU_CHECK(err, cudaMemcpyAsync(d->cell, o->cell, m * 4, cudaMemcpyDeviceToDevice, s));
     GPU_CHECK(err, cudaMemcpyAsync(d->id, o->id, m * 4, cudaMemcpyDeviceToDevice, s));
     GPU_CHECK(err, cudaMemcpyAsync(d->species, o->species, m, cudaMemcpyDeviceToDevice, s));
-    GPU_CHECK(err, cudaMemcpyAsync(d->energy, o->energy, m * 4, cudaMemcpyDeviceToDevice, s));
-    GPU_CHECK(err, cudaMemcpyAsync(d->age, o->age, m * 4, cudaMemcpyDeviceToDevice, s));
+    if (o->energy) {
+        GPU_CHECK(err, cudaMemcpyAsync(d->energy, o->energy, m * 4, cudaMemcpyDeviceToDevice, s));
+        GPU_CHECK(err, cudaMemcpyAsync(d->age, o->age, m * 4, cudaMemcpyDeviceToDevice, s));
+    }
     GPU_CHECK(err, cudaStreamSynchronize(s)); /* before the old arrays go */
     return SIM_OK;
 }
@@ -138,6 +157,8 @@ static void free_agents(gpu_model *g)
     md_arrays t = arrays_of(g);
     arrays_free(&t);
     arrays_set(g, &t);
+    g->blocks -= g->agent_blocks;
+    g->agent_blocks = 0;
 }
 
 static void md_destroy(void *p)
@@ -157,9 +178,7 @@ static void md_destroy(void *p)
     gpu_alloc_free(g->d_spare);
     gpu_alloc_free(g->d_params);
     gpu_alloc_free(g->d_occ);
-    gpu_alloc_free(g->d_code);
     gpu_alloc_free(g->d_claim);
-    gpu_alloc_free(g->d_claim_eat);
     gpu_alloc_free(g->d_ctl);
     gpu_alloc_free(g->d_colsum);
     gpu_alloc_free(g->d_probe);
@@ -188,9 +207,13 @@ static int reserve(gpu_model *g, int64_t want, sim_err *err)
         cap = g->cells > want ? g->cells : want;
     if (cap < 1)
         cap = 1;
+    if (cap > GPU_MD_AGENTS_MAX)
+        return sim_err_set(err, SIM_EINVAL, "cuda model engine: room for %lld agents asked; the "
+                           "occupancy words index at most %lld", (long long)cap,
+                           (long long)GPU_MD_AGENTS_MAX);
     md_arrays t;
     memset(&t, 0, sizeof t);
-    int rc = arrays_alloc(&t, cap, err);
+    int rc = arrays_alloc(&t, cap, g->sets, g->attrs, g->compact, err);
     if (rc == SIM_OK && g->n > 0 && g->d_target) /* not at create: nothing uploaded yet */
         rc = arrays_copy(g, &t, &g->a[g->cur], err);
     if (rc != SIM_OK) {
@@ -201,6 +224,8 @@ static int reserve(gpu_model *g, int64_t want, sim_err *err)
     free_agents(g);
     arrays_set(g, &t);
     g->bytes += g->agent_bytes;
+    g->blocks += t.blocks;
+    g->agent_blocks = t.blocks;
     g->cap = cap;
     g->cur = 0;
     return SIM_OK;
@@ -252,6 +277,23 @@ static void fill_params(gpu_model *g)
         d->eats = ms->eats;
         for (int q = 0; q < SIM_MAX_SPECIES; q++)
             d->gain[q] = ms->gain[q];
+        /* the sense list folded per source (the sums stay exact: integer linearity) */
+        for (int t = 0; t < ms->n_sense; t++) {
+            const int src = ms->sense[t].src;
+            const int32_t wt = ms->sense[t].weight;
+            if (src >= SIM_SRC_OCC) {
+                d->occ_score[src - SIM_SRC_OCC] += wt * SIM_OCC_FIX;
+                continue;
+            }
+            int k = 0;
+            while (k < d->n_fterm && d->fterm_field[k] != src)
+                k++;
+            if (k == d->n_fterm) {
+                d->fterm_field[k] = src;
+                d->n_fterm++;
+            }
+            d->fterm_w[k] += wt;
+        }
         g->any_eats |= ms->eats != 0;
         g->any_life |= ms->life != 0;
         g->any_births |= ms->birth_energy > 0.0f;
@@ -267,84 +309,100 @@ static void fill_params(gpu_model *g)
     }
 }
 
-/* Device bytes for the model of sc with room for cap agents (what create takes). */
-static size_t model_bytes(const sim_model *m, int64_t cap)
+/* The per-agent slots a model starts with: its agents, or with births room for them to double
+ * (at most one agent a cell). */
+static int64_t start_room(const sim_model *m, int64_t n)
 {
-    const size_t cells = (size_t)m->width * (size_t)m->height;
-    size_t b = cells * (sizeof(float) + sizeof(int32_t) + 1 + sizeof(unsigned long long));
-    for (int f = 0; f < m->n_fields; f++) {
-        b += cells * sizeof(float);
-        if (m->field[f].growth > 0 && m->field[f].capacity_map)
-            b += cells * sizeof(float);
-        if (m->field[f].sources)
-            b += cells;
-    }
-    b += (size_t)m->n_fields * ((size_t)m->width * sizeof(double) + sizeof(gpu_ctl));
+    int births = 0;
     for (int s = 0; s < m->n_species; s++)
-        if (m->species[s].eats) {
-            b += cells * sizeof(unsigned long long); /* eat claims */
-            break;
-        }
-    b += sizeof(gpu_md_ctl) + sizeof(gpu_md_params);
+        births |= m->species[s].birth_energy > 0.0f;
+    const int64_t cells = (int64_t)m->width * m->height;
+    if (births)
+        n = 2 * n < cells ? 2 * n : cells;
+    return n;
+}
+
+/* Device bytes for model m with room for cap agents, split as gpu_model_memory reports them
+ * (what create takes, allocation for allocation; the capacity map counted when the model names
+ * one, though create leaves a uniform one off the device). */
+static void model_memory(const sim_model *m, int64_t cap, sim_mem *out)
+{
+    memset(out, 0, sizeof *out);
+    const size_t cells = (size_t)m->width * (size_t)m->height;
+    int life = 0;
+    for (int s = 0; s < m->n_species; s++)
+        life |= m->species[s].life;
+    out->n_fields = m->n_fields;
+    out->life_attrs = life ? 2 : 0;
+    out->shared_per_cell = sizeof(uint32_t) + sizeof(unsigned long long); /* occupancy, claims */
+    out->field_per_cell = sizeof(float) + (m->n_fields ? (double)sizeof(float) / m->n_fields : 0);
+    size_t maps = 0;
+    for (int f = 0; f < m->n_fields; f++) {
+        if (m->field[f].growth > 0 && m->field[f].capacity_map)
+            maps += sizeof(float);
+        if (m->field[f].sources)
+            maps += 1;
+    }
+    out->maps_per_cell = (double)maps;
     const size_t n = (size_t)(cap > 0 ? cap : 1);
-    b += n * (2 * 17 + 4 + 4 + 8 + 1 + 16) + 16 + n * 8 + (1u << 20); /* + scan scratch */
-    return b + 4096;
+    const size_t agents = arrays_bytes((int64_t)n, life ? 2 : 1, life, life, NULL);
+    out->per_agent = (double)agents / (double)n;
+    out->other = sizeof(gpu_md_params) + sizeof(gpu_md_ctl) +
+                 (size_t)m->n_fields * ((size_t)m->width * sizeof(double) + sizeof(gpu_ctl));
+    if (!m->n_fields)
+        out->other += cells * sizeof(float); /* the spare array, allocated all the same */
+    out->total = cells * (12 + (size_t)m->n_fields * 4 + (m->n_fields ? 4 : 0) + maps) + agents +
+                 out->other;
+}
+
+extern "C" int gpu_model_memory(const sim_scenario *sc, sim_mem *out)
+{
+    memset(out, 0, sizeof *out);
+    sim_model *m = (sim_model *)sim_malloc(sizeof *m);
+    if (!m)
+        return SIM_ENOMEM;
+    int rc = sim_model_build(sc, m, NULL);
+    if (rc == SIM_OK)
+        model_memory(m, start_room(m, m->agents), out);
+    sim_free(m);
+    return rc == SIM_OK ? SIM_OK : SIM_EINVAL;
+}
+
+extern "C" void gpu_model_held(const void *state, size_t *bytes, long *blocks)
+{
+    const gpu_model *g = (const gpu_model *)state;
+    *bytes = g->bytes;
+    *blocks = g->blocks;
 }
 
 extern "C" size_t gpu_model_estimate_bytes(const sim_scenario *sc)
 {
-    sim_model *m = (sim_model *)sim_malloc(sizeof *m);
-    if (!m)
-        return 0;
-    size_t b = 0;
-    if (sim_model_build(sc, m, NULL) == SIM_OK) {
-        int64_t n = 0, cells = (int64_t)m->width * m->height;
-        int births = 0;
-        for (int s = 0; s < m->n_species; s++) {
-            n += m->species[s].count;
-            births |= m->species[s].birth_energy > 0.0f;
-        }
-        if (births)
-            n = 2 * n < cells ? 2 * n : cells;
-        b = model_bytes(m, n);
-    }
-    sim_free(m);
-    return b;
+    sim_mem e;
+    return gpu_model_memory(sc, &e) == SIM_OK ? e.total : 0;
 }
 
 /* Uploads the state: fields, maps (the capacity only when it is not uniform), agents, and the
- * cell codes and occupancy built here from the walls and the agents. */
+ * occupancy words built here from the walls and the agents. */
 static int upload(gpu_model *g, const sim_state *in, sim_err *err)
 {
     const sim_model *m = &g->m;
     const size_t cells = (size_t)g->cells, n = (size_t)in->n;
     cudaStream_t s = g->stream;
-    uint8_t *code = (uint8_t *)sim_malloc(cells);
-    int32_t *occ = (int32_t *)sim_malloc_array(cells, sizeof *occ);
-    if (!code || !occ) {
-        sim_free(code);
-        sim_free(occ);
+    uint32_t *occ = (uint32_t *)sim_malloc_array(cells, sizeof *occ);
+    if (!occ)
         return sim_err_set(err, SIM_ENOMEM, "cuda model engine: out of host memory");
-    }
-    for (size_t i = 0; i < cells; i++) {
-        const int wall = in->walls && in->walls[i];
-        code[i] = wall ? (uint8_t)GPU_MD_WALL : (uint8_t)GPU_MD_EMPTY;
-        occ[i] = wall ? SIM_OCC_WALL : SIM_OCC_EMPTY;
-    }
+    for (size_t i = 0; i < cells; i++)
+        occ[i] = in->walls && in->walls[i] ? GPU_MD_WORD_WALL : GPU_MD_WORD_EMPTY;
     for (size_t a = 0; a < n; a++) {
-        code[in->cell[a]] = in->species[a];
-        occ[in->cell[a]] = (int32_t)a;
+        occ[in->cell[a]] = gpu_md_word(in->species[a], (uint32_t)a);
         g->count[in->species[a]]++;
     }
     int rc = SIM_OK;
-    cudaError_t e = cudaMemcpyAsync(g->d_code, code, cells, cudaMemcpyHostToDevice, s);
+    cudaError_t e = cudaMemcpyAsync(g->d_occ, occ, cells * sizeof *occ, cudaMemcpyHostToDevice, s);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(g->d_occ, occ, cells * sizeof *occ, cudaMemcpyHostToDevice, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s); /* before the host buffers go */
+        e = cudaStreamSynchronize(s); /* before the host buffer goes */
     if (e != cudaSuccess)
-        rc = gpu_fail(err, e, __FILE__, __LINE__, "uploading the cell codes");
-    sim_free(code);
+        rc = gpu_fail(err, e, __FILE__, __LINE__, "uploading the occupancy");
     sim_free(occ);
     GPU_TRY(rc);
     for (int f = 0; f < m->n_fields; f++) {
@@ -362,13 +420,15 @@ static int upload(gpu_model *g, const sim_state *in, sim_err *err)
         GPU_CHECK(err, cudaMemcpyAsync(A->cell, in->cell, n * 4, cudaMemcpyHostToDevice, s));
         GPU_CHECK(err, cudaMemcpyAsync(A->id, in->id, n * 4, cudaMemcpyHostToDevice, s));
         GPU_CHECK(err, cudaMemcpyAsync(A->species, in->species, n, cudaMemcpyHostToDevice, s));
-        GPU_CHECK(err, cudaMemcpyAsync(A->energy, in->energy, n * 4, cudaMemcpyHostToDevice, s));
-        GPU_CHECK(err, cudaMemcpyAsync(A->age, in->age, n * 4, cudaMemcpyHostToDevice, s));
+        if (A->energy) {
+            GPU_CHECK(err, cudaMemcpyAsync(A->energy, in->energy, n * 4, cudaMemcpyHostToDevice,
+                                           s));
+            GPU_CHECK(err, cudaMemcpyAsync(A->age, in->age, n * 4, cudaMemcpyHostToDevice, s));
+        }
     }
     GPU_CHECK(err, cudaMemcpyAsync(g->d_params, &g->p, sizeof g->p, cudaMemcpyHostToDevice, s));
+    /* claim words are 0 between phases from here on: each claim is cleared by its winner */
     GPU_CHECK(err, cudaMemsetAsync(g->d_claim, 0, cells * sizeof(unsigned long long), s));
-    if (g->d_claim_eat)
-        GPU_CHECK(err, cudaMemsetAsync(g->d_claim_eat, 0, cells * sizeof(unsigned long long), s));
     GPU_CHECK(err, cudaStreamSynchronize(s));
     return SIM_OK;
 }
@@ -415,7 +475,26 @@ static int create_inner(gpu_model *g, const sim_state *in, sim_err *err)
     g->n = in->n;
     g->next_id = in->next_id;
     const int64_t room = room_for(g) > in->n ? room_for(g) : in->n;
-    size_t need = model_bytes(m, room), free_b = 0, total_b = 0;
+    const int64_t most = g->any_births ? (g->cells > in->n ? g->cells : in->n) : in->n;
+    if (most > GPU_MD_AGENTS_MAX)
+        return sim_err_set(err, SIM_EINVAL, "cuda model engine: a %dx%d world %s %lld agents; "
+                           "its occupancy words (3 bits of cell code, 29 of agent index) index "
+                           "at most %lld (use a world of at most %lld cells for a model that "
+                           "breeds, or --backend cpu)", m->width, m->height,
+                           g->any_births ? "whose agents breed can hold" : "with", (long long)most,
+                           (long long)GPU_MD_AGENTS_MAX, (long long)GPU_MD_AGENTS_MAX);
+    /* energy and age: with a life cycle, or when the state carries any (a model without one
+     * keeps them 0; a state that says otherwise is kept as it is) */
+    g->attrs = g->any_life;
+    for (int64_t a = 0; a < in->n && !g->attrs; a++) {
+        uint32_t bits;
+        memcpy(&bits, &in->energy[a], sizeof bits); /* -0.0 too: read_state gives the bits back */
+        g->attrs = bits != 0 || in->age[a] != 0;
+    }
+    g->sets = g->compact ? 2 : 1;
+    sim_mem est;
+    model_memory(m, room, &est);
+    size_t need = est.total, free_b = 0, total_b = 0;
     GPU_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
     if (need > free_b)
         return sim_err_set(err, SIM_EDEVMEM,
@@ -440,13 +519,9 @@ static int create_inner(gpu_model *g, const sim_state *in, sim_err *err)
     }
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_spare, cells * sizeof(float), "field", err));
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_params, sizeof(gpu_md_params), "model", err));
-    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_occ, cells * sizeof(int32_t), "occupancy", err));
-    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_code, cells, "cell codes", err));
+    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_occ, cells * sizeof(uint32_t), "occupancy", err));
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_claim, cells * sizeof(unsigned long long), "claims",
                             err));
-    if (g->any_eats)
-        GPU_TRY(gpu_model_alloc(g, (void **)&g->d_claim_eat, cells * sizeof(unsigned long long),
-                                "eat claims", err));
     /* one block for the control and the fields' control: one memset and one copy a step */
     const size_t ctl_bytes = sizeof(gpu_md_ctl) + (size_t)m->n_fields * sizeof(gpu_ctl);
     static_assert(sizeof(gpu_md_ctl) % 8 == 0, "gpu_ctl follows gpu_md_ctl");
@@ -455,9 +530,11 @@ static int create_inner(gpu_model *g, const sim_state *in, sim_err *err)
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_colsum, (size_t)m->n_fields * w * sizeof(double),
                             "column sums", err));
     GPU_TRY(gpu_alloc_pinned((void **)&g->h_ctl, ctl_bytes, "control readback", err));
+    g->blocks++; /* pinned: counted by gpu_alloc_live, not in bytes */
     g->h_fctl = (gpu_ctl *)(g->h_ctl + 1);
     GPU_TRY(gpu_alloc_pinned((void **)&g->h_colsum, (size_t)m->n_fields * w * sizeof(double),
                              "column sums readback", err));
+    g->blocks++;
     GPU_TRY(reserve(g, room, err));
     GPU_TRY(gpu_md_plan_make(g, 0, 0, err));
     return upload(g, in, err);

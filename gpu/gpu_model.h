@@ -6,10 +6,11 @@
  *
  * The step, one pass per phase of sim_model_cpu.c and in its order, all on one stream:
  *   sense (gpu_model_sense.cu)  one tile kernel for all species: a block loads its tile's cell
- *                               codes with a halo of max radius + 1, and per species builds the
- *                               prefix rows of the combined score (sum of weight * fixed-point
- *                               source, walls 0) in shared memory, finds that species' agents on
- *                               its tile and decides and claims for each;
+ *                               codes (from the occupancy words) with a halo of max radius + 1,
+ *                               and per species builds the prefix rows of the combined score
+ *                               (sum of weight * fixed-point source, walls 0) in shared memory,
+ *                               finds that species' agents on its tile and decides and claims
+ *                               for each;
  *   life (gpu_model_life.cu)    per agent: move (winners), eat (claim, resolve), live (uptake,
  *                               metabolism, age, death), breed (claim, resolve), then a CUB scan
  *                               of (alive, born) and one scatter that compacts the survivors,
@@ -21,11 +22,20 @@
  * back at its end. Nothing is allocated inside a step except when the agents outgrow their
  * arrays (capacity min(2n, cells) before a step that may breed, doubled).
  *
- * Device memory: per field 4 B/cell (+ 4 B/cell capacity when it is not uniform, + 1 B/cell
- * sources), per cell one spare field value (4 B), the agent index (4 B), the cell code (1 B) and
- * the claim word (8 B; + 8 B of eat claims in a model that eats); per agent of capacity two sets of cell,
- * id, species, energy, age (34 B), the target and key (12 B), dead (1 B), born cell (4 B), scan
- * input and output (16 B). gpu_model_estimate_bytes adds these up. */
+ * Device memory (gpu_model_memory in gpu_backend.h reports the split):
+ *   shared, 12 B/cell: the occupancy word (4 B: cell code and agent index, below) and the claim
+ *     word (8 B: moves, then the predators' eat claims, then births; every claim is cleared by
+ *     the agent that wins it, so the word is 0 between phases and never needs a memset);
+ *   fields, 8 B/cell each at most: the values (4 B) and one spare array for the sweeps shared by
+ *     all fields (4 B / n_fields); per field inputs beside them: a capacity map (4 B/cell, only
+ *     when it is not uniform) and a source mask (1 B/cell);
+ *   per agent slot (capacity min(2n, cells) in a model that breeds, else n): cell, id, species
+ *     (9 B), target (4 B) and key (8 B, + 1 entry; the compaction's flags and its in-place scan
+ *     reuse it): 21 B; a model with a life cycle adds the second set for the compaction (9 B),
+ *     energy and age in both sets (16 B), dead (1 B) and born cell (4 B): 51 B, plus the scan's
+ *     scratch (~0.02 B).
+ * gpu_model_memory adds these up exactly as create allocates them (test_gpu_model checks it
+ * against the bytes and blocks an instance holds). */
 #ifndef GPU_MODEL_H
 #define GPU_MODEL_H
 
@@ -41,11 +51,36 @@ extern "C" {
 #include "sim_status.h"
 }
 
-/* Cell codes (one byte per cell): the species of the agent on it (0 .. SIM_MAX_SPECIES-1), or
- * one of these. GPU_MD_OUT exists only in a sense tile's halo: beyond a bounded grid. */
-#define GPU_MD_EMPTY 0xFFu
-#define GPU_MD_WALL 0xFEu
-#define GPU_MD_OUT 0xFDu
+/* The occupancy word of a cell (32 bits, d_occ): the cell code in the top GPU_MD_CODE_BITS bits,
+ * the index of the agent on it in the low 29. Cell codes: the species of the agent on the cell
+ * (0 .. SIM_MAX_SPECIES-1), or one of these; GPU_MD_OUT exists only in a sense tile's halo
+ * (beyond a bounded grid). The sense kernel keeps the codes one byte a cell in shared memory.
+ * The 29 index bits limit an instance to GPU_MD_AGENTS_MAX agents (create refuses a model that
+ * could hold more: more agents, or a breeding model on more cells). */
+#define GPU_MD_CODE_BITS 3u
+#define GPU_MD_CODE_SHIFT 29u
+#define GPU_MD_INDEX_MASK ((1u << GPU_MD_CODE_SHIFT) - 1u)
+#define GPU_MD_AGENTS_MAX (1ll << GPU_MD_CODE_SHIFT)
+#define GPU_MD_OUT 5u
+#define GPU_MD_WALL 6u
+#define GPU_MD_EMPTY 7u
+#define GPU_MD_WORD_EMPTY (GPU_MD_EMPTY << GPU_MD_CODE_SHIFT)
+#define GPU_MD_WORD_WALL (GPU_MD_WALL << GPU_MD_CODE_SHIFT)
+static_assert(SIM_MAX_SPECIES <= (int)GPU_MD_OUT, "species codes below GPU_MD_OUT");
+
+/* The word of a cell holding agent `index` of species `code`, and a word's code and index. */
+__host__ __device__ __forceinline__ uint32_t gpu_md_word(unsigned code, uint32_t index)
+{
+    return (code << GPU_MD_CODE_SHIFT) | index;
+}
+__host__ __device__ __forceinline__ unsigned gpu_md_code(uint32_t word)
+{
+    return word >> GPU_MD_CODE_SHIFT;
+}
+__host__ __device__ __forceinline__ uint32_t gpu_md_index(uint32_t word)
+{
+    return word & GPU_MD_INDEX_MASK;
+}
 
 /* A species as the kernels read it (from device memory: indexed by an agent's species at run
  * time, which a kernel parameter cannot be without a copy to local memory). */
@@ -61,6 +96,13 @@ typedef struct gpu_md_species {
     float metabolism, birth_energy, uptake;
     unsigned eats;
     float gain[SIM_MAX_SPECIES];
+    /* The sense list folded per source (sums of weights; exact by linearity, sim_model_cpu.c's
+     * combined grid): n_fterm fields with their weights, and the occupancy score of each cell
+     * code (SIM_OCC_FIX * the weight of that species' occupancy; 0 for empty, wall, out). */
+    int n_fterm;
+    int fterm_field[SIM_MAX_FIELDS];
+    int32_t fterm_w[SIM_MAX_FIELDS];
+    int32_t occ_score[1 << GPU_MD_CODE_BITS];
 } gpu_md_species;
 
 typedef struct gpu_md_params {
@@ -69,7 +111,9 @@ typedef struct gpu_md_params {
     gpu_md_species sp[SIM_MAX_SPECIES];
 } gpu_md_params;
 
-/* The agents, in id order (one set of arrays; the instance keeps two for the compaction). */
+/* The agents, in id order (one set of arrays; the instance keeps two for the compaction in a
+ * model with a life cycle). energy and age are NULL when no species has a life cycle (and the
+ * state's are all 0): they are then 0 for every agent. */
 typedef struct gpu_md_agents {
     uint32_t *cell, *id;
     uint8_t *species;
@@ -87,12 +131,15 @@ typedef struct gpu_md_ctl {
     unsigned long long checksum, n, nbirths;
 } gpu_md_ctl;
 
-/* Shape of the sense kernel: tile side T, halo R = max radius + 1, region RS x RW (cell codes)
- * and prefix rows of pitch PW, 32-bit prefix rows (wide = 0: every species' row span is exact
- * modulo 2^32, sim_rules.h) or 64-bit, agents collected per round (chunk); dynamic shared
- * memory in bytes. */
+/* Shape of the sense kernel: tile side T, halo R = max radius + 1 rows above and below, a left
+ * margin of L >= R + 1 columns (a multiple of 4: the region's first column is then 16-byte
+ * aligned in the grid when the width is a multiple of 4), region RS rows x PW columns (PW a
+ * multiple of 4, >= L + T + R): the cell codes (bytes) and the inclusive prefix rows of the
+ * combined score, 32-bit (wide = 0: every species' row span is exact modulo 2^32, sim_rules.h) or
+ * 64-bit; agents collected per round (chunk); dynamic shared memory in bytes. */
 typedef struct gpu_md_plan {
-    int T, log2T, R, RS, RW, PW, ntx, nty, wide, chunk;
+    int T, log2T, R, L, RS, PW, ntx, nty, wide, chunk;
+    int small; /* every species' whole disk sum is under 2^31: 32-bit candidate sums */
     int minb, per_sm; /* launch bounds' blocks (1 or GPU_MD_MINB_HIGH); resident blocks per SM */
     size_t smem;
 } gpu_md_plan;
@@ -108,8 +155,12 @@ typedef struct gpu_model {
     uint32_t next_id;
     int64_t count[SIM_MAX_SPECIES]; /* agents per species now */
     int any_eats, any_life, any_births, compact; /* phases the model has */
+    int attrs;                /* energy and age arrays held (a life cycle, or a state with them) */
+    int sets;                 /* agent array sets: 2 with a compaction, else 1 */
     size_t bytes;             /* device bytes held */
     size_t agent_bytes;       /* of them in the per-agent arrays */
+    long blocks;              /* device and pinned blocks held (gpu_alloc_live counts them) */
+    long agent_blocks;        /* of them in the per-agent arrays */
 
     gpu_md_params *d_params;
     float *d_field[SIM_MAX_FIELDS], *d_spare;
@@ -117,15 +168,12 @@ typedef struct gpu_model {
     float cap_const[SIM_MAX_FIELDS];
     uint8_t *d_src[SIM_MAX_FIELDS];
     gpu_jac jac[SIM_MAX_FIELDS];
-    int32_t *d_occ;           /* agent index per cell, SIM_OCC_EMPTY or SIM_OCC_WALL */
-    uint8_t *d_code;          /* cell codes (above) */
-    unsigned long long *d_claim;
-    unsigned long long *d_claim_eat; /* predators' claims (models that eat): the eaten read them
-                                      * in the pass that also runs live */
+    uint32_t *d_occ;          /* occupancy words (above) */
+    unsigned long long *d_claim; /* claim words: moves, eat claims, births in turn */
     gpu_md_agents a[2];
     int cur;                  /* a[cur] holds the agents */
     uint32_t *d_target, *d_born;
-    unsigned long long *d_key, *d_flags, *d_scan; /* d_flags, d_scan: cap + 1 */
+    unsigned long long *d_key; /* cap + 1: claim keys, then the compaction's flags and scan */
     uint8_t *d_dead;
     void *d_temp;             /* the scan's scratch */
     size_t temp_bytes;

@@ -9,7 +9,7 @@
  * neighbour gives the cell's own value, walls stay 0, sources take their value), with decay and
  * the sources folded into the last sweep. Growth (and, without sweeps, decay and sources) is one
  * element-wise pass, md_point_kernel. Each pass is memory-bound: 8 B/cell (+4 with a capacity
- * map, +1 for walls or sources).
+ * map, +4 for walls (the occupancy word's code), +1 for sources).
  *
  * Statistics: the fast path's field kernel (column sums in row order, max, checksum terms of
  * field f's cells at f * cells) per field, and md_agents_kernel for the agents' checksum terms and
@@ -41,7 +41,7 @@ typedef struct md_point_args {
     float *t;
     const float *cap;   /* NULL: cap_const */
     float cap_const, growth, keep, source_value;
-    const uint8_t *code; /* walls (NULL: none) */
+    const uint32_t *occ; /* occupancy words, for the walls (NULL: none) */
     const uint8_t *src;  /* sources held (NULL: none) */
     int grow, decay;
     int64_t cells;
@@ -53,7 +53,7 @@ __global__ void md_point_kernel(md_point_args a)
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.cells;
          i += (int64_t)gridDim.x * blockDim.x) {
         float v = a.t[i];
-        if (a.grow && !(a.code && a.code[i] == GPU_MD_WALL))
+        if (a.grow && !(a.occ && gpu_md_code(a.occ[i]) == GPU_MD_WALL))
             v = sim_grow(v, a.growth, a.cap ? a.cap[i] : a.cap_const);
         if (a.decay)
             v = SIM_FMUL(v, a.keep);
@@ -68,7 +68,7 @@ __global__ void md_point_kernel(md_point_args a)
 typedef struct md_sweep_args {
     const float *src;
     float *dst;
-    const uint8_t *code;  /* walls (NULL: none) */
+    const uint32_t *occ;  /* occupancy words, for the walls (NULL: none) */
     const uint8_t *smask; /* sources (NULL: none) */
     float source_value, a, om, keep;
     float fixed[4];       /* n, s, e, w */
@@ -89,7 +89,7 @@ __global__ void md_sweep_kernel(md_sweep_args p)
         const size_t i = (size_t)y * p.w + x;
         const float c = p.src[i];
         float v;
-        if (p.code && p.code[i] == GPU_MD_WALL) {
+        if (p.occ && gpu_md_code(p.occ[i]) == GPU_MD_WALL) {
             v = 0.0f;
         } else {
             const int dx[4] = {0, 0, 1, -1}, dy[4] = {-1, 1, 0, 0};
@@ -107,7 +107,7 @@ __global__ void md_sweep_kernel(md_sweep_args p)
                     }
                 }
                 const size_t j = (size_t)yy * p.w + xx;
-                nb[k] = p.code && p.code[j] == GPU_MD_WALL ? c : p.src[j];
+                nb[k] = p.occ && gpu_md_code(p.occ[j]) == GPU_MD_WALL ? c : p.src[j];
             }
             v = sim_jacobi(c, nb[0], nb[1], nb[2], nb[3], p.a, p.om);
             if (p.smask && p.smask[i])
@@ -146,7 +146,7 @@ static int point_pass(gpu_model *g, int f, int grow, int decay, int src, sim_err
     a.growth = mf->growth;
     a.keep = g->jac[f].keep;
     a.source_value = mf->source_value;
-    a.code = g->m.walls ? g->d_code : NULL;
+    a.occ = g->m.walls ? g->d_occ : NULL;
     a.src = src ? g->d_src[f] : NULL;
     a.grow = grow;
     a.decay = decay;
@@ -162,7 +162,7 @@ static int wall_sweeps(gpu_model *g, int f, int want_residual, sim_err *err)
     const gpu_jac *j = &g->jac[f];
     md_sweep_args p;
     memset(&p, 0, sizeof p);
-    p.code = g->m.walls ? g->d_code : NULL;
+    p.occ = g->m.walls ? g->d_occ : NULL;
     p.smask = g->d_src[f];
     p.source_value = mf->source_value;
     p.a = j->a;
@@ -234,11 +234,11 @@ __global__ void md_agents_kernel(gpu_md_agents A, int64_t n_host,
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         const uint32_t id = A.id[i];
-        const float e = A.energy[i];
+        const float e = A.energy ? A.energy[i] : 0.0f; /* none held: all 0 */
         const unsigned sp = A.species[i];
         cs += sim_checksum_agent(id, A.cell[i]);
         if (extended)
-            cs += sim_checksum_life(id, sp, __float_as_uint(e), A.age[i]);
+            cs += sim_checksum_life(id, sp, __float_as_uint(e), A.age ? A.age[i] : 0);
         const int64_t ef = sim_energy_fix(e);
         if (ef)
             atomicAdd(&s_e[sp], (unsigned long long)ef); /* two's complement: exact mod 2^64 */
@@ -276,7 +276,7 @@ int gpu_md_stats(gpu_model *g, const unsigned long long *d_n, int64_t bound, sim
 
 /* ---- Paint and the reads ---- */
 
-__global__ void md_paint_kernel(float *t, const uint8_t *code, int w, int h, int x, int y,
+__global__ void md_paint_kernel(float *t, const uint32_t *occ, int w, int h, int x, int y,
                                 int radius, float amount)
 {
     const int side = 2 * radius + 1;
@@ -288,7 +288,7 @@ __global__ void md_paint_kernel(float *t, const uint8_t *code, int w, int h, int
     if (dx * dx + dy * dy > radius * radius || xx < 0 || yy < 0 || xx >= w || yy >= h)
         return;
     const size_t i = (size_t)yy * w + xx;
-    if (!(code && code[i] == GPU_MD_WALL))
+    if (!(occ && gpu_md_code(occ[i]) == GPU_MD_WALL))
         t[i] = SIM_FADD(t[i], amount);
 }
 
@@ -299,22 +299,22 @@ int gpu_md_paint(gpu_model *g, int x, int y, int radius, float amount, sim_err *
     const int64_t side = 2 * (int64_t)radius + 1;
     md_paint_kernel<<<(unsigned)((side * side + GPU_MD_EW_THREADS - 1) / GPU_MD_EW_THREADS),
                       GPU_MD_EW_THREADS, 0, g->stream>>>(g->d_field[g->m.output_field],
-                                                         g->m.walls ? g->d_code : NULL, g->p.w,
+                                                         g->m.walls ? g->d_occ : NULL, g->p.w,
                                                          g->p.h, x, y, radius, amount);
     GPU_CHECK_LAUNCH(err, g->stream);
     return SIM_OK;
 }
 
-__global__ void md_read_cells_kernel(const float *__restrict__ f, const int32_t *__restrict__ occ,
+__global__ void md_read_cells_kernel(const float *__restrict__ f, const uint32_t *__restrict__ occ,
                                      const uint32_t *__restrict__ cells, int64_t n,
                                      float *values, int64_t *agents)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         const uint32_t c = cells[i];
-        const int32_t o = occ[c];
+        const uint32_t o = occ[c];
         values[i] = f[c];
-        agents[i] = o >= 0 ? o : -1;
+        agents[i] = gpu_md_code(o) < SIM_MAX_SPECIES ? (int64_t)gpu_md_index(o) : -1;
     }
 }
 

@@ -2,15 +2,19 @@
  * order = id order): move, eat, live, breed, then the compaction (a CUB exclusive scan of the
  * packed (alive, born) flags and one scatter) with the deposits folded into it.
  *
- * Kernels of a step: move; eat claim; eat + live (one pass: the eaten know it from the claim on
- * their cell); breed claim; flags (breed resolution, the scan's input, eat claims cleared); the
- * scan; scatter (+ deposit). Models without eating, a life cycle or births run move (+ deposit)
- * alone.
+ * Kernels of a step: move; eat claim; eat + live (one pass: the eaten know it from the flag their
+ * predators set); breed claim; flags (breed resolution, the scan's input, written over the claim
+ * keys); the scan (in place); scatter (+ deposit). Models without eating, a life cycle or births
+ * run move (+ deposit) alone.
+ *
+ * One claim word a cell serves the moves, the eat claims and the births in turn: each claim is
+ * cleared by its winner in the pass that resolves it (move, eat + live, flags), so the words are
+ * all 0 again before the next kind of claim is made, without a pass over the cells.
  *
  * Order independence, phase by phase, as sim_model_cpu.c has it: every claim is a 64-bit
  * atomicMax of distinct keys, and a claim is resolved by its claimant (claim[t] == its key), who
  * also clears the word; losers compare against either the winner's key or 0 and lose either
- * way. Only the winner of a cell writes that cell's occupancy and code; an agent writes its own
+ * way. Only the winner of a cell writes that cell's occupancy word; an agent writes its own
  * cell's field in live (uptake) and at the deposit, and one agent stands on a cell. Where the CPU
  * walks the cells (resolving claims), the device walks the claimants instead: each agent keeps
  * its target and key (d_target, d_key), so no phase reads every cell.
@@ -118,10 +122,11 @@ typedef struct md_life_args {
     int64_t n;
     int w, h, periodic;
     unsigned long long seed, step;
-    unsigned long long *claim, *claim_eat, *key;
+    unsigned long long *claim, *key;
     uint32_t *target, *born;
-    int32_t *occ;
-    uint8_t *code, *dead;
+    uint32_t *occ;
+    uint8_t *dead;
+    int eats; /* some species eats */
     md_fields fs;
     gpu_md_ctl *ctl;
 } md_life_args;
@@ -163,10 +168,8 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
         const bool moved = k[q] && cl[q] == k[q];
         if (moved) {
             a.claim[t[q]] = 0;
-            a.occ[cell[q]] = SIM_OCC_EMPTY;
-            a.code[cell[q]] = (uint8_t)GPU_MD_EMPTY;
-            a.occ[t[q]] = (int32_t)i;
-            a.code[t[q]] = (uint8_t)sp[q];
+            a.occ[cell[q]] = GPU_MD_WORD_EMPTY;
+            a.occ[t[q]] = gpu_md_word(sp[q], (uint32_t)i);
             a.A.cell[i] = t[q];
             cell[q] = t[q];
         }
@@ -179,7 +182,7 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
 }
 
 /* Phase 4a: a predator picks one prey among its 8 neighbours (occupancy after the moves) and
- * claims its cell. */
+ * claims its cell (in the claim words, all 0 after the moves). */
 __global__ void md_eat_claim_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -194,7 +197,7 @@ __global__ void md_eat_claim_kernel(md_life_args a)
     for (int c = 1; c < SIM_NCAND; c++) {
         const int64_t t = md_cand(x, y, c, a.w, a.h, a.periodic);
         if (t >= 0) {
-            const unsigned cc = a.code[t];
+            const unsigned cc = gpu_md_code(a.occ[t]);
             np += cc < SIM_MAX_SPECIES && ((eats >> cc) & 1u);
         }
     }
@@ -209,26 +212,26 @@ __global__ void md_eat_claim_kernel(md_life_args a)
     for (int c = 1; c < SIM_NCAND && t < 0; c++) {
         const int64_t u = md_cand(x, y, c, a.w, a.h, a.periodic);
         if (u >= 0) {
-            const unsigned cc = a.code[u];
+            const unsigned cc = gpu_md_code(a.occ[u]);
             if (cc < SIM_MAX_SPECIES && ((eats >> cc) & 1u) && seen++ == pick)
                 t = u;
         }
     }
     const unsigned long long k = sim_claim_key_word(r.v[1], (uint32_t)i);
-    atomicMax(&a.claim_eat[t], k);
+    atomicMax(&a.claim[t], k);
     a.target[i] = (uint32_t)t;
     a.key[i] = k;
-    a.born[i] = a.code[t]; /* the prey's species, for the gain (born is scratch until flags) */
+    const uint32_t prey = a.occ[t];
+    a.born[i] = gpu_md_code(prey); /* the prey's species, for the gain (scratch until flags) */
     /* A claimed prey is eaten (the highest claim always wins): every claimant marks it, with
      * the same value, so that the eaten learn it from their own flag, not from a claim word. */
-    a.dead[a.occ[t]] = MD_EATEN;
+    a.dead[gpu_md_index(prey)] = MD_EATEN;
 }
 
 /* Phases 4b and 5 in one pass (sim_model_cpu.c's eat resolution, then live): an agent that a
  * predator claimed (dead[] = MD_EATEN from md_eat_claim_kernel) frees its cell; a predator whose
- * claim won gains; then the living take up, burn, age and may die. The eat claims stay in
- * claim_eat during this pass (the predators compare against them) and go in md_flags_kernel,
- * cleared by the eaten. */
+ * claim won gains and clears the claim word (a losing predator of the same prey reads the
+ * winner's key or 0: either way not its own); then the living take up, burn, age and may die. */
 __global__ void md_eat_live_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -238,10 +241,13 @@ __global__ void md_eat_live_kernel(md_life_args a)
     const uint32_t cell = a.A.cell[i];
     float e = a.A.energy[i];
     int dead = a.dead[i];
-    if (a.claim_eat) {
+    if (a.eats && sp->eats) {
         const unsigned long long k = a.key[i];
-        if (sp->eats && k && a.claim_eat[a.target[i]] == k)
+        const uint32_t t = a.target[i];
+        if (k && a.claim[t] == k) {
             e = SIM_FADD(e, sp->gain[a.born[i]]);
+            a.claim[t] = 0;
+        }
     }
     if (!dead && sp->life) {
         if (sp->uptake_field >= 0) {
@@ -259,8 +265,7 @@ __global__ void md_eat_live_kernel(md_life_args a)
     a.A.energy[i] = e;
     if (dead) {
         a.dead[i] = (uint8_t)dead;
-        a.occ[cell] = SIM_OCC_EMPTY;
-        a.code[cell] = (uint8_t)GPU_MD_EMPTY;
+        a.occ[cell] = GPU_MD_WORD_EMPTY;
     }
 }
 
@@ -280,7 +285,7 @@ __global__ void md_breed_claim_kernel(md_life_args a)
     uint32_t nf = 0;
     for (int c = 1; c < SIM_NCAND; c++) {
         const int64_t t = md_cand(x, y, c, a.w, a.h, a.periodic);
-        nf += t >= 0 && a.code[t] == GPU_MD_EMPTY;
+        nf += t >= 0 && gpu_md_code(a.occ[t]) == GPU_MD_EMPTY;
     }
     if (!nf)
         return;
@@ -289,7 +294,7 @@ __global__ void md_breed_claim_kernel(md_life_args a)
     int64_t t = -1;
     for (int c = 1; c < SIM_NCAND && t < 0; c++) {
         const int64_t u = md_cand(x, y, c, a.w, a.h, a.periodic);
-        if (u >= 0 && a.code[u] == GPU_MD_EMPTY && seen++ == pick)
+        if (u >= 0 && gpu_md_code(a.occ[u]) == GPU_MD_EMPTY && seen++ == pick)
             t = u;
     }
     const unsigned long long k = sim_claim_key_word(r.v[1], (uint32_t)i);
@@ -298,9 +303,10 @@ __global__ void md_breed_claim_kernel(md_life_args a)
     a.key[i] = k;
 }
 
-/* Phase 6b and the scan's input: the winning parents get their newborn's cell; flags[i] =
- * alive | born << 32, flags[n] = 0 (so that the exclusive scan's last entry is the total). The
- * eat claims of the step are cleared here. */
+/* Phase 6b and the scan's input: the winning parents get their newborn's cell (and clear the
+ * claim word); flags[i] = alive | born << 32, flags[n] = 0 (so that the exclusive scan's last
+ * entry is the total). flags is the key array: each thread reads its key before it writes its
+ * flags there. */
 __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long *flags)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -308,8 +314,6 @@ __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long
         flags[a.n] = 0;
     if (i >= a.n)
         return;
-    if (a.claim_eat && a.dead[i] == MD_EATEN) /* the eaten clear the eat claims on their cells */
-        a.claim_eat[a.A.cell[i]] = 0;
     uint32_t b = MD_NO_CELL;
     if (breeding) {
         const unsigned long long k = a.key[i];
@@ -354,7 +358,7 @@ __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
             Q.species[j] = (uint8_t)sp;
             Q.energy[j] = b != MD_NO_CELL ? SIM_FSUB(e, SIM_FMUL(e, 0.5f)) : e;
             Q.age[j] = a.A.age[i];
-            a.occ[cell] = (int32_t)j;
+            a.occ[cell] = gpu_md_word(sp, j);
             md_deposit(spp, a.fs, cell);
         }
         if (born) {
@@ -364,8 +368,7 @@ __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
             Q.species[k] = (uint8_t)sp;
             Q.energy[k] = SIM_FMUL(e, 0.5f);
             Q.age[k] = 0;
-            a.occ[b] = (int32_t)k;
-            a.code[b] = (uint8_t)sp;
+            a.occ[b] = gpu_md_word(sp, k);
             md_deposit(spp, a.fs, b);
         }
     }
@@ -396,12 +399,11 @@ static md_life_args life_args(gpu_model *g, unsigned long long step)
     a.seed = g->p.seed;
     a.step = step;
     a.claim = g->d_claim;
-    a.claim_eat = g->any_eats ? g->d_claim_eat : NULL;
+    a.eats = g->any_eats;
     a.key = g->d_key;
     a.target = g->d_target;
     a.born = g->d_born;
     a.occ = g->d_occ;
-    a.code = g->d_code;
     a.dead = g->compact ? g->d_dead : NULL;
     for (int f = 0; f < g->m.n_fields; f++)
         a.fs.f[f] = g->d_field[f];
@@ -447,14 +449,13 @@ int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err)
         GPU_CHECK_LAUNCH(err, s);
     }
     GPU_TRY(mark(g, 3, err));
-    md_flags_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->any_births, g->d_flags);
+    md_flags_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->any_births, g->d_key);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 4, err));
     size_t temp = g->temp_bytes;
-    GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_flags, g->d_scan,
-                                                 (int)(n + 1), s));
+    GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_key, (int)(n + 1), s));
     GPU_TRY(mark(g, 5, err));
-    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_scan,
+    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_key,
                                                            g->next_id);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 6, err));
@@ -465,10 +466,12 @@ int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err)
 size_t gpu_md_scan_bytes(int64_t items)
 {
     size_t temp = 0;
-    if (cub::DeviceScan::ExclusiveSum(NULL, temp, (const unsigned long long *)NULL,
-                                      (unsigned long long *)NULL, (int)items) != cudaSuccess) {
+    if (cub::DeviceScan::ExclusiveSum(NULL, temp, (unsigned long long *)NULL, (int)items) !=
+        cudaSuccess) {
         cudaGetLastError();
-        temp = (size_t)items * 8 + (1u << 20); /* no device to ask: a generous bound */
+        /* no device to ask: a bound on the decoupled look-back's tile states (16-24 B per tile
+         * of several hundred items) */
+        temp = (size_t)items / 16 + 4096;
     }
     return temp;
 }

@@ -57,8 +57,14 @@ int gpu_md_op_read_state(void *p, sim_state *out, sim_err *err)
         GPU_CHECK(err, cudaMemcpyAsync(out->cell, A->cell, n * 4, cudaMemcpyDeviceToHost, s));
         GPU_CHECK(err, cudaMemcpyAsync(out->id, A->id, n * 4, cudaMemcpyDeviceToHost, s));
         GPU_CHECK(err, cudaMemcpyAsync(out->species, A->species, n, cudaMemcpyDeviceToHost, s));
-        GPU_CHECK(err, cudaMemcpyAsync(out->energy, A->energy, n * 4, cudaMemcpyDeviceToHost, s));
-        GPU_CHECK(err, cudaMemcpyAsync(out->age, A->age, n * 4, cudaMemcpyDeviceToHost, s));
+        if (A->energy) {
+            GPU_CHECK(err, cudaMemcpyAsync(out->energy, A->energy, n * 4, cudaMemcpyDeviceToHost,
+                                           s));
+            GPU_CHECK(err, cudaMemcpyAsync(out->age, A->age, n * 4, cudaMemcpyDeviceToHost, s));
+        } else { /* none held: 0 for every agent */
+            memset(out->energy, 0, n * sizeof *out->energy);
+            memset(out->age, 0, n * sizeof *out->age);
+        }
     }
     GPU_CHECK(err, cudaStreamSynchronize(s));
     out->n = g->n;
@@ -72,7 +78,10 @@ static int scratch(gpu_model *g, size_t bytes, sim_err *err)
 {
     if (bytes <= g->probe_bytes)
         return SIM_OK;
-    gpu_alloc_free(g->d_probe);
+    if (g->d_probe) {
+        gpu_alloc_free(g->d_probe);
+        g->blocks--;
+    }
     g->bytes -= g->probe_bytes;
     g->d_probe = NULL;
     g->probe_bytes = 0;

@@ -5,27 +5,32 @@
  * of weight * (disk sum of the source), and by linearity that is the disk sum of ONE grid, the
  * per-cell sum of weight * source (sim_fix32 of a field, SIM_OCC_FIX for an agent of the sensed
  * species, 0 on walls). sim_model_cpu.c builds that grid and its prefix rows over the whole
- * world; here a block builds it for its tile plus a halo of R = max radius + 1 (the candidates
- * sit one cell off the agent) in shared memory, straight from the fields and the cell codes, so
- * the grid never goes to device memory: one read of each sensed field and of the 1-byte codes
- * per step (plus the halo), whatever the number of species.
+ * world; here a block builds it for its tile plus a halo (R = max radius + 1 rows above and
+ * below, the candidates sit one cell off the agent; L >= R + 1 columns on the left, R on the
+ * right) in shared memory, straight from the fields and the occupancy words, so the grid never
+ * goes to device memory. The sense list is folded per source on the host (gpu_md_species: one
+ * weight per sensed field, a score per cell code for the occupancies), so a cell costs one load
+ * and one multiply per sensed field and one table read for all the occupancy terms.
  *
  * Exactness: the sums are integers. With `wide` off every row span of every species is under
  * 2^31 in magnitude ((2r+1) * sum |weight| * max |source| < 2^31), so prefix rows kept modulo
  * 2^32 give each span exactly and the spans add in int64; otherwise the rows are int64. Either
  * way each candidate gets the bits of sim_model_cpu.c's disk_sum, in any order.
  *
- * Thread mapping of md_sense_kernel: one block of GPU_MD_THREADS per T x T tile. The block loads
- * the region's codes (RS x RW bytes; a warp per row, a lane per column), then per species: the
- * combined score and its prefix rows in one pass, a warp per region row, 32 columns at a time (a
- * lane sums its cell's terms, a shuffle scan adds them up; a first version with one strided pass
- * per term and a division per cell took 0.67 ms on wolf-sheep-grass at 4096^2, this one 0.61:
- * gpu/BENCH.md, "Models", says where the rest goes); then the
- * tile's agents of that species (each thread counts those on its cells, a block scan places
- * them in a list of at most `chunk` per round) and one thread per agent sums its 9 candidates
- * (2r+1 row spans each), decides and claims. Shared memory: RS x PW prefix entries (4 or 8 B),
- * chunk x 8 B of agent and position, RS x RW codes: ~42 KB at T = 64, r = 8 (5 blocks per
- * multiprocessor). */
+ * Thread mapping of md_sense_kernel: one block of GPU_MD_THREADS per T x T tile; the region is
+ * RS rows x PW columns, its first column aligned to 4 cells in the grid. The region load is the
+ * fast path's (gpu_horizon_block.cuh, load_rows): a warp per region row, a lane per group of 4
+ * cells (one uint4 of occupancy words, one float4 per sensed field when the width is a multiple
+ * of 4), 128 columns per warp pass; the lane sums its 4 cells in registers and one warp scan
+ * places them (the first version, a lane per cell and a 32-wide scan per 32 cells with the sense
+ * terms walked per cell, took 0.61 ms on wolf-sheep-grass at 4096^2: gpu/BENCH.md, "Models").
+ * Codes first (4 packed in a word of shared memory, for every species), then per species: the
+ * prefix rows; the tile's agents of that species (a thread per group of 4 tile cells counts them
+ * with one byte-wise compare, a block scan places them in a list of at most `chunk` per round);
+ * one thread per agent sums its 9 candidates (the fast path's sparse sums: 2r+3 rows, the spans
+ * shared between candidates), decides and claims. Shared memory: RS x PW prefix entries (4 or
+ * 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at T = 64, r = 4 and
+ * ~44 KB at r = 8 (5 blocks per multiprocessor). */
 #include <math.h>
 #include <string.h>
 
@@ -39,12 +44,14 @@ extern "C" {
 }
 
 #define FULL_MASK 0xffffffffu
+#define MD_OUT4 (GPU_MD_OUT * 0x01010101u) /* four cells beyond a bounded grid */
+/* bit c: a cell of code c scores its fields (not a wall, not beyond the grid) */
+#define MD_SCORING ((1u << 8) - 1u - (1u << GPU_MD_WALL) - (1u << GPU_MD_OUT))
 
 typedef struct md_sense_args {
     const gpu_md_params *params;
     const float *field[SIM_MAX_FIELDS];
-    const uint8_t *code;
-    const int32_t *occ;
+    const uint32_t *occ;
     const uint32_t *id;
     unsigned long long *claim;
     uint32_t *target;
@@ -89,46 +96,82 @@ __device__ __forceinline__ int64_t md_span(long long hi, long long lo)
 }
 
 /* A species' score of one cell: sum of weight * source in int64 (code: the cell's code, g its
- * index). Walls and cells beyond a bounded grid score 0. */
+ * index), from the folded sense list. Walls and cells beyond a bounded grid score 0. */
 __device__ __forceinline__ int64_t md_score64(const gpu_md_species *sp,
                                               const float *const f[SIM_MAX_FIELDS],
                                               unsigned code, size_t g)
 {
-    if (code == GPU_MD_WALL || code == GPU_MD_OUT)
+    if (!((MD_SCORING >> code) & 1u))
         return 0;
-    int64_t v = 0;
-    for (int t = 0; t < sp->n_sense; t++) {
-        const int src = sp->src[t];
-        int32_t x = src >= SIM_SRC_OCC ? (code == (unsigned)(src - SIM_SRC_OCC) ? SIM_OCC_FIX : 0)
-                                       : sim_fix32(md_field(f, src)[g]);
-        v += (int64_t)sp->weight[t] * x;
-    }
+    int64_t v = sp->occ_score[code];
+    for (int t = 0; t < sp->n_fterm; t++)
+        v += (int64_t)sp->fterm_w[t] * sim_fix32(md_field(f, sp->fterm_field[t])[g]);
     return v;
 }
 
-/* ---- The sense kernel ---- */
-
-/* The 9 candidate sums of an agent at region cell (ax, ay) from the prefix rows; a candidate on
- * a wall or beyond a bounded grid is SIM_SUM_INVALID. */
-template <typename PT>
-__device__ __forceinline__ void md_agent_sums(const PT *__restrict__ P, int PW,
-                                              const uint8_t *__restrict__ cs, int RW,
-                                              const int *__restrict__ hw, int r, int ax, int ay,
-                                              int64_t s9[SIM_NCAND])
+/* Four consecutive cells of grid row `base` (the row's first cell), from column gx0 on (region
+ * columns 4k .. 4k+3). vec: the width is a multiple of 4, so gx0 (the region origin is aligned)
+ * is too, also after a periodic wrap, and the four cells are one float4 of one row, or all
+ * beyond a bounded grid (0). */
+__device__ __forceinline__ float4 md_group(const float *__restrict__ f, size_t base, int gx0,
+                                           int w, int periodic, bool inside, bool vec)
 {
-#pragma unroll
-    for (int c = 0; c < SIM_NCAND; c++) {
-        const int cx = ax + sim_cand_dx(c), cy = ay + sim_cand_dy(c);
-        const unsigned cc = cs[cy * RW + cx];
-        int64_t sum = 0;
-        for (int dy = -r; dy <= r; dy++) {
-            const int hh = hw[dy < 0 ? -dy : dy];
-            const PT *pr = P + (cy + dy) * PW;
-            sum += md_span(pr[cx + hh + 1], pr[cx - hh]);
+    if (vec) {
+        int gx = gx0;
+        if (!inside) {
+            gx = md_axis(gx0, w, periodic);
+            if (gx < 0)
+                return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
-        s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID : sum;
+        return __ldg(reinterpret_cast<const float4 *>(f + base + gx));
     }
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int gx = inside ? gx0 + k : md_axis(gx0 + k, w, periodic);
+        v[k] = gx < 0 ? 0.0f : __ldg(f + base + gx);
+    }
+    return make_float4(v[0], v[1], v[2], v[3]);
 }
+
+/* The codes of four cells as md_group finds them, packed one byte each (cell k in byte k). */
+__device__ __forceinline__ uint32_t md_codes4(const uint32_t *__restrict__ occ, size_t base,
+                                              int gx0, int w, int periodic, bool inside, bool vec)
+{
+    if (vec) {
+        int gx = gx0;
+        if (!inside) {
+            gx = md_axis(gx0, w, periodic);
+            if (gx < 0)
+                return MD_OUT4;
+        }
+        const uint4 o = __ldg(reinterpret_cast<const uint4 *>(occ + base + gx));
+        return gpu_md_code(o.x) | gpu_md_code(o.y) << 8 | gpu_md_code(o.z) << 16 |
+               gpu_md_code(o.w) << 24;
+    }
+    uint32_t c4 = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int gx = inside ? gx0 + k : md_axis(gx0 + k, w, periodic);
+        c4 |= (gx < 0 ? GPU_MD_OUT : gpu_md_code(__ldg(occ + base + gx))) << (8 * k);
+    }
+    return c4;
+}
+
+/* Four prefix entries to a 16-byte aligned place in shared memory, in one or two stores. */
+__device__ __forceinline__ void md_store4(uint32_t *d, uint32_t a, uint32_t b, uint32_t c,
+                                          uint32_t e)
+{
+    *reinterpret_cast<uint4 *>(d) = make_uint4(a, b, c, e);
+}
+__device__ __forceinline__ void md_store4(long long *d, long long a, long long b, long long c,
+                                          long long e)
+{
+    reinterpret_cast<longlong2 *>(d)[0] = make_longlong2(a, b);
+    reinterpret_cast<longlong2 *>(d)[1] = make_longlong2(c, e);
+}
+
+/* ---- Warp and block helpers ---- */
 
 /* Block-wide exclusive scan of one int per thread (warp shuffles, one barrier pair); *total
  * gets the sum. wsum: nwarps ints of shared memory. */
@@ -156,142 +199,349 @@ __device__ __forceinline__ int md_block_scan(int v, int *wsum, int *total)
     return before + x - v;
 }
 
-template <typename PT, int MINB>
+/* ---- Block routines: one tile ---- */
+
+/* The region's codes (the state at the start of the step, for every species): cs32[row * NG +
+ * k] packs region cells (row, 4k .. 4k+3). A warp per row, a lane per group, GPU_MD_LOAD_ROWS
+ * rows' loads in flight before any is stored (a region is ~80 scattered rows: latency is the
+ * cost). No barrier. */
+__device__ __forceinline__ void md_load_codes(uint32_t *cs32, const md_sense_args &a, int ox,
+                                              int oy, bool inside, bool vec)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int RS = a.plan.RS, NG = a.plan.PW >> 2;
+    for (int r0 = warp; r0 < RS; r0 += GPU_MD_LOAD_ROWS * nw)
+        for (int k = lane; k < NG; k += 32) {
+            uint32_t c4[GPU_MD_LOAD_ROWS];
+#pragma unroll
+            for (int q = 0; q < GPU_MD_LOAD_ROWS; q++) {
+                const int row = r0 + q * nw;
+                const int gy = row >= RS ? -1
+                               : inside  ? oy + row
+                                         : md_axis(oy + row, a.h, a.periodic);
+                c4[q] = gy < 0 ? MD_OUT4
+                               : md_codes4(a.occ, (size_t)gy * a.w, ox + 4 * k, a.w, a.periodic,
+                                           inside, vec);
+            }
+#pragma unroll
+            for (int q = 0; q < GPU_MD_LOAD_ROWS; q++)
+                if (r0 + q * nw < RS)
+                    cs32[(r0 + q * nw) * NG + k] = c4[q];
+        }
+}
+
+/* Species terms as md_prefix_rows reads them (shared memory, set per species). */
+typedef struct md_terms {
+    const float *fp[SIM_MAX_FIELDS];
+    int32_t fw[SIM_MAX_FIELDS];
+    int32_t occ[1 << GPU_MD_CODE_BITS];
+    int nf;
+} md_terms;
+
+/* The inclusive prefix rows of one species' combined score over the region: P[row * PW + j] =
+ * the row's score summed over columns 0..j. A warp per row, a lane per group of 4 cells, 128
+ * columns a pass: the lane sums its cells in registers, one warp scan adds the lanes up, a
+ * carry crosses the passes. NF sensed fields (0 .. SIM_MAX_FIELDS, known at compile time so
+ * that the loads sit in registers), ROWS rows a warp at once: their field loads are all issued
+ * before the first is used. No barrier. */
+template <typename PT, int NF, int ROWS>
+__device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, const md_terms &tm,
+                                               const md_sense_args &a, int ox, int oy,
+                                               bool inside, bool vec)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int RS = a.plan.RS, PW = a.plan.PW, NG = PW >> 2;
+    for (int r0 = warp; r0 < RS; r0 += ROWS * nw) {
+        PT carry[ROWS];
+#pragma unroll
+        for (int q = 0; q < ROWS; q++)
+            carry[q] = 0;
+        for (int g0 = 0; g0 < NG; g0 += 32) {
+            const int k = g0 + lane;
+            float4 f[ROWS][NF > 0 ? NF : 1];
+            uint32_t c4[ROWS];
+#pragma unroll
+            for (int q = 0; q < ROWS; q++) {
+                const int row = r0 + q * nw;
+                const int gy = row >= RS ? -1
+                               : inside  ? oy + row
+                                         : md_axis(oy + row, a.h, a.periodic);
+                const bool on = k < NG && gy >= 0;
+                c4[q] = k < NG && row < RS ? cs32[row * NG + k] : MD_OUT4;
+#pragma unroll
+                for (int t = 0; t < NF; t++)
+                    f[q][t] = on ? md_group(tm.fp[t], (size_t)gy * a.w, ox + 4 * k, a.w,
+                                            a.periodic, inside, vec)
+                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+#pragma unroll
+            for (int q = 0; q < ROWS; q++) {
+                const int row = r0 + q * nw;
+                if (row >= RS)
+                    break; /* uniform across the warp */
+                PT v[4], fs[4] = {0, 0, 0, 0};
+#pragma unroll
+                for (int t = 0; t < NF; t++) {
+                    /* uint32 rows: products and sums modulo 2^32 (exact spans, above) */
+                    const PT wt = (PT)tm.fw[t];
+                    fs[0] += wt * (PT)sim_fix32(f[q][t].x);
+                    fs[1] += wt * (PT)sim_fix32(f[q][t].y);
+                    fs[2] += wt * (PT)sim_fix32(f[q][t].z);
+                    fs[3] += wt * (PT)sim_fix32(f[q][t].w);
+                }
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const unsigned c = (c4[q] >> (8 * e)) & 0xFFu;
+                    v[e] = (PT)tm.occ[c];
+                    if (NF > 0 && ((MD_SCORING >> c) & 1u))
+                        v[e] += fs[e];
+                }
+                v[1] += v[0];
+                v[2] += v[1];
+                v[3] += v[2];
+                PT inc = v[3];
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    PT u = __shfl_up_sync(FULL_MASK, inc, o);
+                    if (lane >= o)
+                        inc += u;
+                }
+                const PT add = carry[q] + inc - v[3];
+                if (k < NG)
+                    md_store4(P + row * PW + 4 * k, v[0] + add, v[1] + add, v[2] + add,
+                              v[3] + add);
+                carry[q] += __shfl_sync(FULL_MASK, inc, 31);
+            }
+        }
+    }
+}
+
+/* md_prefix_rows for the run-time field count (uniform across the block): row batches that keep
+ * the loads of a batch within four float4 registers a lane. */
+template <typename PT>
+__device__ __forceinline__ void md_prefix(PT *P, const uint32_t *cs32, const md_terms &tm,
+                                          const md_sense_args &a, int ox, int oy, bool inside,
+                                          bool vec)
+{
+    switch (tm.nf) {
+    case 0:
+        md_prefix_rows<PT, 0, 1>(P, cs32, tm, a, ox, oy, inside, vec);
+        break;
+    case 1:
+        md_prefix_rows<PT, 1, GPU_MD_LOAD_ROWS>(P, cs32, tm, a, ox, oy, inside, vec);
+        break;
+    case 2:
+        md_prefix_rows<PT, 2, GPU_MD_LOAD_ROWS / 2>(P, cs32, tm, a, ox, oy, inside, vec);
+        break;
+    case 3:
+        md_prefix_rows<PT, 3, 1>(P, cs32, tm, a, ox, oy, inside, vec);
+        break;
+    default:
+        md_prefix_rows<PT, 4, 1>(P, cs32, tm, a, ox, oy, inside, vec);
+        break;
+    }
+}
+
+/* The 9 candidate sums of the agent at region cell (ax, ay), in slot order (slot = (dy+1)*3 +
+ * dx+1), from the prefix rows: the fast path's sparse sums (gpu_horizon_block.cuh) for either
+ * prefix width. Row k of the 2r+3 serves the candidate rows -1, 0, 1 with disk rows k-r-1,
+ * k-r-2, k-r-3; the three candidates of a candidate row share a half-width and equal half-widths
+ * of neighbouring candidate rows reuse the spans. hwp[d] = half-width of disk row d - r - 2, -1
+ * outside the disk. */
+template <typename PT>
+__device__ __forceinline__ void md_spans3(const PT *row, int h, int64_t &v0, int64_t &v1,
+                                          int64_t &v2)
+{
+    const PT *hi = row + h, *lo = row - h;
+    v0 = md_span(hi[-1], lo[-2]);
+    v1 = md_span(hi[0], lo[-1]);
+    v2 = md_span(hi[1], lo[0]);
+}
+
+/* Accumulators of the candidate sums: int64 from exact int32 spans, or (a species whose whole
+ * disk is under 2^31, plan.small) uint32 modulo 2^32, exact the same way as the rows. */
+__device__ __forceinline__ void md_acc(int64_t &s, int64_t v)
+{
+    s += v;
+}
+__device__ __forceinline__ void md_acc(uint32_t &s, int64_t v)
+{
+    s += (uint32_t)v;
+}
+__device__ __forceinline__ int64_t md_acc_value(int64_t s)
+{
+    return s;
+}
+__device__ __forceinline__ int64_t md_acc_value(uint32_t s)
+{
+    return (int64_t)(int32_t)s;
+}
+
+template <typename PT, typename AT>
+__device__ __forceinline__ void md_sparse_sums(const PT *P, int PW, const int *hwp, int r, int ax,
+                                               int ay, int64_t out[9])
+{
+    AT s[9];
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        s[i] = 0;
+    const PT *row = P + (ay - r - 1) * PW + ax;
+    const int n = 2 * r + 3;
+    int hb = hwp[1], hc = hwp[0];
+#pragma unroll 2
+    for (int k = 1; k <= n; k++, row += PW) {
+        const int ha = hwp[k + 1];
+        int64_t v0 = 0, v1 = 0, v2 = 0;
+        int hp = -1;
+        if (ha >= 0) {
+            md_spans3(row, ha, v0, v1, v2);
+            hp = ha;
+            md_acc(s[0], v0);
+            md_acc(s[1], v1);
+            md_acc(s[2], v2);
+        }
+        if (hb >= 0) {
+            if (hb != hp) {
+                md_spans3(row, hb, v0, v1, v2);
+                hp = hb;
+            }
+            md_acc(s[3], v0);
+            md_acc(s[4], v1);
+            md_acc(s[5], v2);
+        }
+        if (hc >= 0) {
+            if (hc != hp)
+                md_spans3(row, hc, v0, v1, v2);
+            md_acc(s[6], v0);
+            md_acc(s[7], v1);
+            md_acc(s[8], v2);
+        }
+        hc = hb;
+        hb = ha;
+    }
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        out[i] = md_acc_value(s[i]);
+}
+
+/* The tile's cells of species s in a group-of-4 walk: thread t takes groups t, t + nt, ...;
+ * the bytes of a group that hold code s (and lie in the grid) as a mask of 0xFF bytes. */
+__device__ __forceinline__ uint32_t md_group_match(const uint32_t *cs32, const md_sense_args &a,
+                                                   int x0, int y0, int q, unsigned s, int *lx,
+                                                   int *ly)
+{
+    const gpu_md_plan &pl = a.plan;
+    const int gq = q & ((pl.T >> 2) - 1);
+    *ly = q >> (pl.log2T - 2);
+    *lx = 4 * gq;
+    if (y0 + *ly >= a.h)
+        return 0;
+    uint32_t m = __vcmpeq4(cs32[(pl.R + *ly) * (pl.PW >> 2) + (pl.L >> 2) + gq], s * 0x01010101u);
+    const int room = a.w - (x0 + *lx); /* cells of the group inside the grid */
+    if (room < 4)
+        m &= room <= 0 ? 0u : (1u << (8 * room)) - 1u;
+    return m;
+}
+
+template <typename PT, typename AT, int MINB>
 __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense_args a)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ int hw[SIM_MAX_RADIUS + 1];
-    __shared__ int t_src[SIM_MAX_TERMS];
-    __shared__ int32_t t_w[SIM_MAX_TERMS];
+    __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
+    __shared__ md_terms tm;
     __shared__ int wsum[GPU_MD_THREADS / 32];
 
-    const int T = a.plan.T, R = a.plan.R, RS = a.plan.RS, RW = a.plan.RW, PW = a.plan.PW;
-    const int chunk = a.plan.chunk;
+    const gpu_md_plan &pl = a.plan;
+    const int T = pl.T, R = pl.R, L = pl.L, RS = pl.RS, PW = pl.PW, chunk = pl.chunk;
     const size_t p_bytes = ((size_t)RS * PW * sizeof(PT) + 15) & ~(size_t)15;
     PT *P = (PT *)smem;
     uint32_t *la = (uint32_t *)(smem + p_bytes);
     uint32_t *lp = la + chunk;
-    uint8_t *cs = (uint8_t *)(lp + chunk);
+    uint32_t *cs32 = lp + chunk;
+    const uint8_t *cs = (const uint8_t *)cs32;
 
-    const int tid = threadIdx.x, nt = blockDim.x, lane = tid & 31, warp = tid >> 5;
-    const int nwarps = nt >> 5;
+    const int tid = threadIdx.x, nt = blockDim.x;
     const int w = a.w, h = a.h, periodic = a.periodic;
-    const int x0 = (int)(blockIdx.x % (unsigned)a.plan.ntx) * T;
-    const int y0 = (int)(blockIdx.x / (unsigned)a.plan.ntx) * T;
-    const int ox = x0 - R, oy = y0 - R; /* the region's origin in the grid */
+    const int x0 = (int)(blockIdx.x % (unsigned)pl.ntx) * T;
+    const int y0 = (int)(blockIdx.x / (unsigned)pl.ntx) * T;
+    const int ox = x0 - L, oy = y0 - R; /* the region's origin in the grid */
     /* the whole region inside the grid: no wrapping, no checks */
-    const bool inside = ox >= 0 && oy >= 0 && ox + RW <= w && oy + RS <= h;
+    const bool inside = ox >= 0 && oy >= 0 && ox + PW <= w && oy + RS <= h;
+    const bool vec = (w & 3) == 0;
+    const int TG = T * T / 4; /* groups of 4 cells in the tile */
 
-    /* The region's codes: the state at the start of the step, for every species. A warp per
-     * region row, a lane per column (no division, one row base per row). */
-    for (int row = warp; row < RS; row += nwarps) {
-        const int gy = inside ? oy + row : md_axis(oy + row, h, periodic);
-        const uint8_t *grow = a.code + (size_t)(gy < 0 ? 0 : gy) * w;
-        uint8_t *crow = cs + row * RW;
-        for (int j = lane; j < RW; j += 32) {
-            const int gx = inside ? ox + j : md_axis(ox + j, w, periodic);
-            crow[j] = gy < 0 || gx < 0 ? (uint8_t)GPU_MD_OUT : grow[gx];
-        }
-    }
+    md_load_codes(cs32, a, ox, oy, inside, vec);
 
     for (int s = 0; s < a.n_species; s++) {
         if (!((a.mask >> s) & 1u))
             continue;
         const gpu_md_species *sp = &a.params->sp[s];
-        const int r = sp->radius, nterm = sp->n_sense;
-        for (int i = tid; i <= r; i += nt)
-            hw[i] = sim_disk_halfwidth(r, i);
-        if (tid < SIM_MAX_TERMS) {
-            t_src[tid] = sp->src[tid];
-            t_w[tid] = sp->weight[tid];
+        const int r = sp->radius;
+        for (int i = tid; i <= 2 * r + 4; i += nt)
+            hwp[i] = sim_disk_halfwidth(r, i - r - 2); /* -1 outside the disk */
+        if (tid < (1 << GPU_MD_CODE_BITS))
+            tm.occ[tid] = sp->occ_score[tid];
+        if (tid < SIM_MAX_FIELDS) {
+            tm.fp[tid] = tid < sp->n_fterm ? md_field(a.field, sp->fterm_field[tid]) : NULL;
+            tm.fw[tid] = sp->fterm_w[tid];
         }
+        if (tid == 0)
+            tm.nf = sp->n_fterm;
         __syncthreads(); /* codes, tables; the previous species' agents are done */
 
-        /* The combined score and its prefix rows in one pass: a warp per region row, 32
-         * columns at a time; each lane sums its cell's terms (a field term is one load), then
-         * a shuffle scan. P[row][0] = 0, P[row][j + 1] = the row's sum over columns 0..j.
-         * Walls and cells beyond a bounded grid score 0. */
-        for (int row = warp; row < RS; row += nwarps) {
-            const int gy = inside ? oy + row : md_axis(oy + row, h, periodic);
-            const size_t base = (size_t)(gy < 0 ? 0 : gy) * w;
-            const uint8_t *crow = cs + row * RW;
-            PT *prow = P + row * PW;
-            PT carry = 0;
-            if (lane == 0)
-                prow[0] = 0;
-            for (int j0 = 0; j0 < RW; j0 += 32) {
-                const int j = j0 + lane;
-                PT v = 0;
-                const unsigned c = j < RW ? crow[j] : GPU_MD_OUT;
-                if (c != GPU_MD_WALL && c != GPU_MD_OUT) {
-                    const int gx = inside ? ox + j : md_axis(ox + j, w, periodic);
-                    for (int t = 0; t < nterm; t++) {
-                        const int src = t_src[t];
-                        int32_t x;
-                        if (src >= SIM_SRC_OCC)
-                            x = c == (unsigned)(src - SIM_SRC_OCC) ? SIM_OCC_FIX : 0;
-                        else
-                            x = sim_fix32(__ldg(md_field(a.field, src) + base + gx));
-                        /* uint32 rows: products and sums modulo 2^32 (exact spans, above) */
-                        v += (PT)t_w[t] * (PT)x;
-                    }
-                }
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    PT u = __shfl_up_sync(FULL_MASK, v, o);
-                    if (lane >= o)
-                        v += u;
-                }
-                if (j < RW)
-                    prow[j + 1] = carry + v;
-                carry += __shfl_sync(FULL_MASK, v, 31);
-            }
-        }
+        md_prefix<PT>(P, cs32, tm, a, ox, oy, inside, vec);
 
-        /* The tile's agents of species s: thread t owns cells t, t + nt, ... of the tile,
-         * counts them, and a block scan gives each its place in the list; rounds of `chunk`
-         * agents when more stand on the tile. */
-        const int TT = T * T, lt = a.plan.log2T;
-        int mine = 0;
-        for (int i = tid; i < TT; i += nt) {
-            const int ly = i >> lt, lx = i & (T - 1);
-            mine += x0 + lx < w && y0 + ly < h && cs[(ly + R) * RW + lx + R] == s;
-        }
+        /* The tile's agents of species s: a thread counts them in its groups of 4 cells and a
+         * block scan gives each its place in the list; rounds of `chunk` agents when more stand
+         * on the tile. */
+        int mine = 0, lx, ly;
+        for (int q = tid; q < TG; q += nt)
+            mine += __popc(md_group_match(cs32, a, x0, y0, q, (unsigned)s, &lx, &ly)) >> 3;
         int total = 0;
         const int first = md_block_scan(mine, wsum, &total); /* its barriers publish P too */
-        for (int base = 0; base < total; base += chunk) {
-            if (mine > 0 && first < base + chunk && first + mine > base) {
+        for (int round = 0; round < total; round += chunk) {
+            if (mine > 0 && first < round + chunk && first + mine > round) {
                 int k = first;
-                for (int i = tid; i < TT; i += nt) {
-                    const int ly = i >> lt, lx = i & (T - 1);
-                    if (x0 + lx < w && y0 + ly < h && cs[(ly + R) * RW + lx + R] == s) {
-                        if (k >= base && k < base + chunk) {
-                            la[k - base] = (uint32_t)a.occ[(size_t)(y0 + ly) * w + (x0 + lx)];
-                            lp[k - base] = (uint32_t)lx | ((uint32_t)ly << 16);
+                for (int q = tid; q < TG; q += nt) {
+                    uint32_t m = md_group_match(cs32, a, x0, y0, q, (unsigned)s, &lx, &ly);
+                    while (m) {
+                        const int e = (__ffs(m) - 1) >> 3;
+                        m &= ~(0xFFu << (8 * e));
+                        if (k >= round && k < round + chunk) {
+                            /* the cell; its agent is read by the thread that serves it */
+                            la[k - round] = (uint32_t)((size_t)(y0 + ly) * w + (x0 + lx + e));
+                            lp[k - round] = (uint32_t)(lx + e) | ((uint32_t)ly << 16);
                         }
                         k++;
                     }
                 }
             }
             __syncthreads();
-            const int cnt = total - base < chunk ? total - base : chunk;
+            const int cnt = total - round < chunk ? total - round : chunk;
             /* One thread per agent: 9 sums, decide (sim_decide), claim an empty target. */
             for (int k = tid; k < cnt; k += nt) {
-                const uint32_t ag = la[k], pos = lp[k];
-                const int lx = (int)(pos & 0xFFFFu), ly = (int)(pos >> 16);
+                const uint32_t own = la[k], pos = lp[k];
+                const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
+                const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
                 const uint32_t id = __ldg(a.id + ag);
-                int64_t s9[SIM_NCAND];
-                md_agent_sums(P, PW, cs, RW, hw, r, lx + R, ly + R, s9);
+                int64_t sl[9], s9[SIM_NCAND];
+                md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
+#pragma unroll
+                for (int c = 0; c < SIM_NCAND; c++) {
+                    const unsigned cc =
+                        cs[(ay + R + sim_cand_dy(c)) * PW + ax + L + sim_cand_dx(c)];
+                    s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID
+                                                                  : sl[sim_cand_slot(c)];
+                }
                 const sim_u32x4 rn = sim_random(a.seed, a.step, id, SIM_RNG_STEP);
                 const int c = sim_decide(s9, rn, sp->threshold);
                 const int dx = sim_cand_dx(c), dy = sim_cand_dy(c);
-                const unsigned cc = cs[(ly + R + dy) * RW + lx + R + dx];
-                const uint32_t own = (uint32_t)((size_t)(y0 + ly) * w + (x0 + lx));
+                const unsigned cc = cs[(ay + R + dy) * PW + ax + L + dx];
                 uint32_t tcell = own;
                 unsigned long long key = 0;
                 if (cc == GPU_MD_EMPTY) { /* inside the grid, not a wall, nobody on it */
-                    const int gx = md_axis(x0 + lx + dx, w, periodic);
-                    const int gy = md_axis(y0 + ly + dy, h, periodic);
+                    const int gx = md_axis(x0 + ax + dx, w, periodic);
+                    const int gy = md_axis(y0 + ay + dy, h, periodic);
                     const uint32_t t = (uint32_t)((size_t)gy * w + gx);
                     if (t != own) {
                         key = sim_claim_key(rn, ag);
@@ -323,7 +573,7 @@ __global__ void md_scores_kernel(const gpu_md_params *__restrict__ prm, int sp_i
     const int c = (int)(it - q * SIM_NCAND), w = a.w, h = a.h, per = a.periodic, r = sp->radius;
     const int x = (int)(cells[q] % (uint32_t)w), y = (int)(cells[q] / (uint32_t)w);
     const int cx = md_axis(x + sim_cand_dx(c), w, per), cy = md_axis(y + sim_cand_dy(c), h, per);
-    if (cx < 0 || cy < 0 || a.code[(size_t)cy * w + cx] == GPU_MD_WALL) {
+    if (cx < 0 || cy < 0 || gpu_md_code(a.occ[(size_t)cy * w + cx]) == GPU_MD_WALL) {
         out[it] = SIM_SUM_INVALID;
         return;
     }
@@ -338,7 +588,7 @@ __global__ void md_scores_kernel(const gpu_md_params *__restrict__ prm, int sp_i
             if (xx < 0)
                 continue;
             const size_t g = (size_t)yy * w + xx;
-            sum += md_score64(sp, a.field, a.code[g], g);
+            sum += md_score64(sp, a.field, gpu_md_code(a.occ[g]), g);
         }
     }
     out[it] = sum;
@@ -365,7 +615,7 @@ __global__ void md_region_kernel(md_sense_args a, const float *__restrict__ f, i
             if (xx < 0)
                 continue;
             const size_t g = (size_t)yy * w + xx;
-            if (a.code[g] != GPU_MD_WALL)
+            if (gpu_md_code(a.occ[g]) != GPU_MD_WALL)
                 sum += sim_fix32(f[g]);
         }
     }
@@ -374,12 +624,23 @@ __global__ void md_region_kernel(md_sense_args a, const float *__restrict__ f, i
 
 /* ---- Dispatch ---- */
 
+/* The region's left margin (>= R + 1: the inclusive prefix rows need the column before a span)
+ * and width for tile side T and halo R, both multiples of 4. */
+static int sense_margin(int R)
+{
+    return (R + 1 + 3) & ~3;
+}
+static int sense_width(int T, int R)
+{
+    return (sense_margin(R) + T + R + 3) & ~3;
+}
+
 /* Shared memory of a sense block for tile side T, halo R, prefix entry size pe, chunk. */
 static size_t sense_smem(int T, int R, size_t pe, int chunk)
 {
-    const size_t RS = (size_t)T + 2 * (size_t)R, RW = RS, PW = RW + 1;
+    const size_t RS = (size_t)T + 2 * (size_t)R, PW = (size_t)sense_width(T, R);
     const size_t p = (RS * PW * pe + 15) & ~(size_t)15;
-    return p + (size_t)chunk * 2 * sizeof(uint32_t) + RS * RW;
+    return p + (size_t)chunk * 2 * sizeof(uint32_t) + RS * PW;
 }
 
 /* 1 when every row span of species sp stays under 2^31 in magnitude (sim_rules.h). */
@@ -400,7 +661,6 @@ static md_sense_args sense_args(const gpu_model *g)
     a.params = g->d_params;
     for (int f = 0; f < g->m.n_fields; f++)
         a.field[f] = g->d_field[f];
-    a.code = g->d_code;
     a.occ = g->d_occ;
     a.id = g->a[g->cur].id;
     a.claim = g->d_claim;
@@ -415,19 +675,47 @@ static md_sense_args sense_args(const gpu_model *g)
     return a;
 }
 
+/* 1 when every candidate sum of species sp (a whole disk) stays under 2^31 in magnitude: its
+ * accumulators can then be 32-bit, exact modulo 2^32. */
+static int disks_fit_32(const gpu_md_species *sp)
+{
+    double bound = 0.0, cells = 0.0;
+    for (int t = 0; t < sp->n_sense; t++) {
+        double mx = sp->src[t] >= SIM_SRC_OCC ? (double)SIM_OCC_FIX : (double)SIM_FIX_CELL_MAX;
+        bound += fabs((double)sp->weight[t]) * mx;
+    }
+    for (int dy = -sp->radius; dy <= sp->radius; dy++)
+        cells += 2.0 * sim_disk_halfwidth(sp->radius, dy) + 1.0;
+    return cells * bound < 2147483648.0;
+}
+
+typedef void (*md_sense_fn)(md_sense_args);
+
+/* The sense kernel's instance for a plan: prefix rows of 32 or 64 bits (wide), sums of 32 bits
+ * (small) or 64, launch bounds of 1 or GPU_MD_MINB_HIGH blocks. */
+static md_sense_fn sense_kernel_of(const gpu_md_plan *pl)
+{
+    const int hi = pl->minb != 1;
+    if (pl->wide)
+        return hi ? md_sense_kernel<long long, int64_t, GPU_MD_MINB_HIGH>
+                  : md_sense_kernel<long long, int64_t, 1>;
+    if (pl->small)
+        return hi ? md_sense_kernel<uint32_t, uint32_t, GPU_MD_MINB_HIGH>
+                  : md_sense_kernel<uint32_t, uint32_t, 1>;
+    return hi ? md_sense_kernel<uint32_t, int64_t, GPU_MD_MINB_HIGH>
+              : md_sense_kernel<uint32_t, int64_t, 1>;
+}
+
 /* Raises the sense kernel's shared-memory limit and asks for the largest carveout (the default
  * may leave room for fewer blocks than the registers allow); the resident blocks per
  * multiprocessor into *per_sm. */
-template <typename PT, int MINB>
-static int sense_setup(size_t smem, int *per_sm, sim_err *err)
+static int sense_setup(md_sense_fn k, size_t smem, int *per_sm, sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(md_sense_kernel<PT, MINB>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    GPU_CHECK(err, cudaFuncSetAttribute(md_sense_kernel<PT, MINB>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+    GPU_CHECK(err, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+    GPU_CHECK(err, cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
-    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       per_sm, md_sense_kernel<PT, MINB>, GPU_MD_THREADS, smem));
+    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, GPU_MD_THREADS, smem));
     return SIM_OK;
 }
 
@@ -437,12 +725,16 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     memset(pl, 0, sizeof *pl);
     int rmax = 0;
     pl->wide = 0;
+    pl->small = 1;
     for (int s = 0; s < g->p.n_species; s++) {
         if (g->p.sp[s].radius > rmax)
             rmax = g->p.sp[s].radius;
         if (!spans_fit_32(&g->p.sp[s]))
             pl->wide = 1;
+        if (!disks_fit_32(&g->p.sp[s]))
+            pl->small = 0;
     }
+    pl->small &= !pl->wide;
     const size_t pe = pl->wide ? sizeof(long long) : sizeof(uint32_t);
     pl->R = rmax + 1;
     pl->T = 0;
@@ -459,20 +751,13 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     while ((1 << pl->log2T) < pl->T)
         pl->log2T++;
     pl->RS = pl->T + 2 * pl->R;
-    pl->RW = pl->RS;
-    pl->PW = pl->RW + 1;
+    pl->L = sense_margin(pl->R);
+    pl->PW = sense_width(pl->T, pl->R);
     pl->ntx = (g->p.w + pl->T - 1) / pl->T;
     pl->nty = (g->p.h + pl->T - 1) / pl->T;
     pl->smem = sense_smem(pl->T, pl->R, pe, pl->chunk);
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
-    if (pl->wide && pl->minb == 1)
-        GPU_TRY(sense_setup<long long, 1>(pl->smem, &pl->per_sm, err));
-    else if (pl->wide)
-        GPU_TRY(sense_setup<long long, GPU_MD_MINB_HIGH>(pl->smem, &pl->per_sm, err));
-    else if (pl->minb == 1)
-        GPU_TRY(sense_setup<uint32_t, 1>(pl->smem, &pl->per_sm, err));
-    else
-        GPU_TRY(sense_setup<uint32_t, GPU_MD_MINB_HIGH>(pl->smem, &pl->per_sm, err));
+    GPU_TRY(sense_setup(sense_kernel_of(pl), pl->smem, &pl->per_sm, err));
     return SIM_OK;
 }
 
@@ -486,14 +771,7 @@ int gpu_md_sense(gpu_model *g, unsigned long long step, unsigned mask, sim_err *
     const unsigned blocks = (unsigned)(g->plan.ntx * g->plan.nty);
     const size_t sm = g->plan.smem;
     cudaStream_t s = g->stream;
-    if (g->plan.wide && g->plan.minb == 1)
-        md_sense_kernel<long long, 1><<<blocks, GPU_MD_THREADS, sm, s>>>(a);
-    else if (g->plan.wide)
-        md_sense_kernel<long long, GPU_MD_MINB_HIGH><<<blocks, GPU_MD_THREADS, sm, s>>>(a);
-    else if (g->plan.minb == 1)
-        md_sense_kernel<uint32_t, 1><<<blocks, GPU_MD_THREADS, sm, s>>>(a);
-    else
-        md_sense_kernel<uint32_t, GPU_MD_MINB_HIGH><<<blocks, GPU_MD_THREADS, sm, s>>>(a);
+    sense_kernel_of(&g->plan)<<<blocks, GPU_MD_THREADS, sm, s>>>(a);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -92,6 +92,10 @@
  * the two (the bench's models section times both). */
 #define GPU_MD_MINB_HIGH 5
 #define GPU_MD_MINB GPU_MD_MINB_HIGH
+/* Region rows a warp of the sense kernel loads at once (codes; prefix rows of a species that
+ * senses one field, half as many for two fields), as the fast path's GPU_HZ_LOAD_ROWS: a tile's
+ * region is ~80 scattered rows, so latency, not bandwidth, is the cost of its loads. */
+#define GPU_MD_LOAD_ROWS 4
 #define GPU_MD_EW_THREADS 256 /* per-agent and per-cell kernels */
 /* Agents a thread of the move kernel takes, their random claim-word reads in flight at once
  * (ncu on wolf-sheep-grass at 4096^2, one agent a thread: 631 cycles per issued instruction,

@@ -7,8 +7,10 @@
  * disks wrap several times, a dense multi-tile world, 64-bit score rows; the rich model of
  * test_model.c (walls, sources, growth, a capacity map, two species, the life cycle, births,
  * predation) at sizes that are no multiple of a tile, on both boundaries; a state resumed on
- * CUDA (from either engine); and, in a child process that sees no device, the one-line
- * SIM_ENODEV refusal. Skipped (77) without a usable GPU, after that child's check.
+ * CUDA (from either engine); the device memory an instance holds against gpu_model_memory's
+ * estimate (and the allocator's block count); and, in a child process that sees no device, the
+ * one-line SIM_ENODEV refusal. The estimate's bounds (README's "Memory") need no device and run
+ * everywhere; the rest is skipped (77) without a usable GPU.
  * HZ_GPU_QUICK=1 runs shorter cases (for compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include "hz_gray_png.h"
 #include "hz_test_util.h"
 #include "sim.h"
+#include "sim_impl.h" /* the instance, for the bytes it holds */
 #include "sim_model.h"
 #include "sim_model_rules.h"
 #include "sim_view.h"
@@ -441,6 +444,92 @@ static void test_picked_and_batch(void **state)
     sim_destroy(b);
 }
 
+/* (6) Device memory: what create allocates is gpu_model_memory's total (to the byte, up to the
+ * allocator's rounding), the allocator's block count goes up by the blocks the instance says it
+ * holds and back down at destroy; models with and without a life cycle, maps, births. */
+static void test_memory_held(void **state)
+{
+    (void)state;
+    sim_scenario cases[4];
+    const char *labels[4] = {"memory rich", "memory wide", "memory plain", "memory wsg"};
+    cases[0] = rich(61, 47, "periodic");
+    cases[1] = parse("[world]\nwidth = 90\nheight = 75\n[field.a]\nsweeps = 2\n[field.b]\n"
+                     "[species.x]\ncount = 400\nradius = 10\nsense = a:256, occ.y:3\n"
+                     "deposit = b:1\n[species.y]\ncount = 300\nradius = 2\nsense = b:1\n");
+    cases[2] = parse("[world]\nwidth = 200\nheight = 150\n[agents]\ndensity = 0.2\n");
+    cases[3] = parse("[world]\nwidth = 512\nheight = 384\n[field.grass]\nsweeps = 0\n"
+                     "growth = 0.1\ncapacity = 4\n[field.scent]\nsweeps = 2\n[species.sheep]\n"
+                     "count = 20000\nsense = grass:2, scent:-1\nenergy = 4\nuptake = grass:1\n"
+                     "metabolism = 0.3\nbirth_energy = 12\n[species.wolf]\ncount = 3000\n"
+                     "sense = occ.sheep:1\ndeposit = scent:1\nenergy = 10\nmetabolism = 0.3\n"
+                     "eats = sheep:3\n");
+    for (int i = 0; i < 4; i++) {
+        sim_mem e;
+        assert_int_equal(gpu_model_memory(&cases[i], &e), SIM_OK);
+        const long live0 = gpu_alloc_live();
+        sim *s = make(&cases[i], gpu_cuda_model_backend(), labels[i]);
+        size_t held = 0;
+        long blocks = 0;
+        gpu_model_held(sim_get_backend_state(s), &held, &blocks);
+        const long live = gpu_alloc_live() - live0;
+        size_t est = gpu_model_estimate_bytes(&cases[i]);
+        /* a uniform capacity (no map) stays off the device and is not counted either */
+        const size_t slack = 256 * (size_t)blocks; /* cudaMalloc's rounding, at most */
+        printf("%s: held %zu bytes in %ld blocks (allocator: %ld), estimate %zu\n", labels[i],
+               held, blocks, live, est);
+        if (live != blocks)
+            fail_msg("%s: the allocator counts %ld blocks, the instance %ld", labels[i], live,
+                     blocks);
+        if (held > est + slack || est > held + slack)
+            fail_msg("%s: held %zu bytes, estimated %zu", labels[i], held, est);
+        assert_int_equal(est, e.total);
+        assert_true(sim_mem_within(&e));
+        sim_destroy(s);
+        assert_int_equal(gpu_alloc_live(), live0);
+    }
+}
+
+/* (7) The estimate's bounds, no device needed: README's "Memory" per cell and per agent, and a
+ * 4096^2 world with 4 fields (two diffusing) and 4 species of 1M agents each with a life cycle
+ * (births: room for 8M) under 2 GiB; without a life cycle at most 64 B an agent. */
+static void test_memory_bounds(void **state)
+{
+    (void)state;
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "[world]\nwidth = 4096\nheight = 4096\n"
+                       "[field.a]\ndiffusion = 0.5\nsweeps = 2\n[field.b]\ndiffusion = 0.3\n"
+                       "sweeps = 3\n[field.c]\nsweeps = 0\ngrowth = 0.1\ncapacity = 4\n"
+                       "[field.d]\nsweeps = 0\ndecay = 0.1\n");
+    for (int s = 0; s < 4; s++)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "[species.s%d]\ncount = 1048576\nradius = %d\nsense = a:1, b:-1, "
+                        "occ.s%d:2\ndeposit = %c:1\nenergy = 5\nmetabolism = 0.1\n"
+                        "birth_energy = 20\nuptake = c:1\n%s",
+                        s, 3 + s, (s + 1) % 4, "abcd"[s], s == 3 ? "eats = s0:2\n" : "");
+    sim_scenario sc = parse(text);
+    sim_mem e;
+    assert_int_equal(gpu_model_memory(&sc, &e), SIM_OK);
+    char line[512];
+    sim_mem_describe(&e, line, sizeof line);
+    printf("4096^2, 4 fields, 4 species, 4M agents with a life cycle: %.1f MiB (%s)\n",
+           (double)e.total / 1048576.0, line);
+    assert_int_equal(gpu_model_estimate_bytes(&sc), e.total);
+    assert_true(e.total < ((size_t)2 << 30));
+    assert_true(e.shared_per_cell <= 12.0);
+    assert_true(e.field_per_cell <= 8.0);
+    assert_int_equal(e.life_attrs, 2);
+    assert_true(e.per_agent <= 80.0);
+    assert_true(sim_mem_within(&e));
+    sim_scenario plain = parse("[world]\nwidth = 1024\nheight = 1024\n[field.a]\nsweeps = 2\n"
+                               "[species.p]\ncount = 100000\nradius = 8\nsense = a:1\n"
+                               "deposit = a:1\n");
+    assert_int_equal(gpu_model_memory(&plain, &e), SIM_OK);
+    assert_int_equal(e.life_attrs, 0);
+    assert_true(e.per_agent <= 64.0);
+    assert_true(e.shared_per_cell <= 12.0 && e.field_per_cell <= 8.0);
+}
+
 /* (5) Run in a child before this process touches CUDA: with no device visible, creating on the
  * model engine fails with SIM_ENODEV and one line. Returns 0 when that holds. */
 static int check_no_device(void)
@@ -489,6 +578,9 @@ int main(void)
     }
     char why[256];
     if (gpu_probe(why, sizeof why) <= 0) {
+        const struct CMUnitTest bounds[] = {cmocka_unit_test(test_memory_bounds)};
+        if (cmocka_run_group_tests(bounds, NULL, NULL) != 0)
+            return 1;
         printf("test_gpu_model: skipped: %s\n", why);
         return 77;
     }
@@ -499,6 +591,8 @@ int main(void)
         cmocka_unit_test(test_rich),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_picked_and_batch),
+        cmocka_unit_test(test_memory_held),
+        cmocka_unit_test(test_memory_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
