@@ -20,7 +20,10 @@ static const char bench_usage[] =
     "Measures, in one process, medians of repeated runs after a warm-up, prints a table and\n"
     "optionally writes JSON.\n"
     "  cpu: horizon sums (prefix rows vs brute force) at r = 2, 8, 32 on a SIZE^2 field,\n"
-    "       and steps/s of the default scenario with 1, 2 and all threads;\n"
+    "       steps/s of the default scenario with 1, 2 and all threads, and the CPU targets:\n"
+    "       one thread at 64^2, 512^2, 2048^2 (r = 8) and 512^2 r = 32, and 2048^2 on all\n"
+    "       cores against one, each with its target and met/missed (the ratios to the NumPy\n"
+    "       peer: tests/peers/compare.py);\n"
     "  cuda: copy bandwidth, Jacobi, the tile-sum horizon kernel vs baselines, full steps,\n"
     "        the Laplace exercise, tile mappings, the model engine vs the CPU's, batched steps\n"
     "        of small worlds (when built with CUDA and a GPU is present).\n"
@@ -177,6 +180,104 @@ static int bench_cpu_steps(FILE *json, int quick)
     return SIM_OK;
 }
 
+/* ---- The CPU backend's targets (the "speed" issue, items 1 and 2): one-thread steps/s of the
+ * default model (density 0.1, statistics off) at 64^2, 512^2, 2048^2 (r = 8) and 512^2 r = 32,
+ * and the thread scaling at 2048^2, each with its target and met/missed. The targets against
+ * the NumPy peer are ratios that a C program cannot measure: tests/peers/compare.py runs the
+ * peer and prints them; here they show as the rate they ask for on the 2-core development VM,
+ * where the peer ran at 27-36, 1.9-2.4 and 26-28 steps/s (512^2, 2048^2, 512^2 r = 32; runs of
+ * 2026-11-23, the fastest taken), and read "see compare.py". */
+
+typedef struct cpu_case {
+    const char *name;
+    int size, radius, threads, steps;
+    double target;      /* steps/s to reach, 0: none here */
+    const char *goal;   /* the target in words */
+} cpu_case;
+
+/* steps/s of `steps` steps (after one step of warm-up) of the default scenario at the case's
+ * size, radius and threads, statistics off: the median of reps fresh instances. */
+static int time_cpu_case(const cpu_case *c, int reps, double *rate)
+{
+    sim_scenario sc;
+    sim_err err;
+    sim_scenario_defaults(&sc);
+    if (sim_scenario_parse_string(&sc, sim_scenario_builtin_text(), "default.ini", &err)) {
+        fprintf(stderr, "horizon bench: %s\n", err.msg);
+        return SIM_EINVAL;
+    }
+    sc.width = sc.height = c->size;
+    sc.radius = c->radius;
+    double r[8];
+    for (int rep = 0; rep < reps; rep++) {
+        sim *s;
+        if (sim_create(&sc, sim_cpu_backend(), c->threads, &s, &err) != SIM_OK) {
+            fprintf(stderr, "horizon bench: %s\n", err.msg);
+            return SIM_ENOMEM;
+        }
+        sim_stats st;
+        int rc = sim_step(s, 0, &st); /* warm-up */
+        double t0 = app_now();
+        for (int k = 0; k < c->steps && rc == SIM_OK; k++)
+            rc = sim_step(s, 0, &st);
+        double t = app_now() - t0;
+        sim_destroy(s);
+        if (rc != SIM_OK)
+            return rc;
+        r[rep] = t > 0 ? c->steps / t : 0.0;
+    }
+    *rate = median(r, reps);
+    return SIM_OK;
+}
+
+static int bench_cpu_targets(FILE *json, int quick)
+{
+    const int cores = omp_get_num_procs();
+    const int reps = quick ? 1 : 3;
+    /* N threads against 1 at 2048^2: the issue asks 12x on 16 cores and 1.8x on 2; other core
+     * counts get 0.75 N (12/16). */
+    const double scale_target = cores >= 16 ? 12.0 * cores / 16.0 : cores == 2 ? 1.8 : 0.75 * cores;
+    cpu_case cases[] = {
+        {"64^2 r=8", 64, 8, 1, quick ? 500 : 4000, 20000.0, ">= 20000 steps/s"},
+        {"512^2 r=8", 512, 8, 1, quick ? 10 : 100, 0.0, ">= 3x NumPy (VM: 108)"},
+        {"2048^2 r=8", 2048, 8, 1, quick ? 2 : 8, 0.0, ">= 3x NumPy (VM: 7.3)"},
+        {"512^2 r=32", 512, 32, 1, quick ? 5 : 50, 0.0, ">= 3x NumPy (VM: 84)"},
+        {"2048^2 r=8", 2048, 8, cores, quick ? 2 : 8 * (cores < 8 ? cores : 8), 0.0, ""},
+    };
+    const int n = (int)(sizeof cases / sizeof cases[0]);
+    double rate[sizeof cases / sizeof cases[0]];
+    printf("\ncpu targets: default model (density 0.1, 2 sweeps), statistics off, median of %d, "
+           "%d cores, OMP_WAIT_POLICY=%s\n", reps, cores,
+           getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(libgomp default)");
+    printf("  %-12s %8s %12s %10s  %-24s %s\n", "world", "threads", "steps/s", "ms/step",
+           "target", "");
+    if (json)
+        fprintf(json, ",\n  \"cpu_targets\": {\"cores\": %d, \"runs\": [", cores);
+    for (int i = 0; i < n; i++) {
+        int rc = time_cpu_case(&cases[i], reps, &rate[i]);
+        if (rc != SIM_OK)
+            return rc;
+        const cpu_case *c = &cases[i];
+        const char *status = i == n - 1 ? "" : c->target > 0 ? (rate[i] >= c->target ? "met"
+                                                                                     : "missed")
+                                                             : "see compare.py";
+        printf("  %-12s %8d %12.1f %10.3f  %-24s %s\n", c->name, c->threads, rate[i],
+               1e3 / rate[i], c->goal, status);
+        if (json)
+            fprintf(json, "%s{\"world\": \"%s\", \"threads\": %d, \"steps_per_second\": %.2f}",
+                    i ? ", " : "", c->name, c->threads, rate[i]);
+    }
+    /* cases[2] and cases[n - 1] are the same world on 1 and on every core. */
+    double scaling = rate[n - 1] / rate[2];
+    int met = cores == 1 ? 1 : scaling >= scale_target;
+    printf("  scaling at 2048^2: %d threads %.2fx one thread  target >= %.2fx  %s\n", cores,
+           scaling, cores == 1 ? 1.0 : scale_target, met ? "met" : "missed");
+    if (json)
+        fprintf(json, "], \"scaling_2048\": %.3f, \"scaling_target\": %.2f, \"scaling_met\": %s}",
+                scaling, scale_target, met ? "true" : "false");
+    return SIM_OK;
+}
+
 int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
@@ -271,6 +372,8 @@ int app_bench_main(int argc, char **argv)
         rc = bench_horizon(json, (int)(quick && size > 2048 ? 2048 : size), quick);
         if (rc == SIM_OK)
             rc = bench_cpu_steps(json, quick);
+        if (rc == SIM_OK)
+            rc = bench_cpu_targets(json, quick);
     }
     if (rc == SIM_OK && want_gpu) {
         const sim_backend_ops *ops;

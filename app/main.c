@@ -2,7 +2,9 @@
  * models. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 
@@ -27,8 +29,29 @@ static const char usage[] =
     "  -h, --help        this help\n"
     "  --version         print the version\n";
 
+/* The OpenMP wait policy of the CPU backend. libgomp's default lets a thread that reaches a
+ * barrier spin about 300,000 times (some 9 ms on the 2-core development VM) before it sleeps: on
+ * a machine whose cores are busy with other work, the spinning threads take the core that the
+ * last thread needs, and 2 threads ran 3 to 7 times slower than 1 (512^2, r = 8: 57-102 steps/s
+ * against 337-403 on one thread; passive: 471-547, so 1.2-1.4x one thread even there). A
+ * passive policy costs an idle machine one futex wake per barrier (tens of microseconds, a few
+ * of them per step), which the step's work hides from 512^2 up. libgomp reads the policy once,
+ * when it is loaded, before main: so horizon sets OMP_WAIT_POLICY=passive and runs itself again,
+ * unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands). If the exec fails
+ * the run goes on with libgomp's default. README, Performance. */
+static void omp_wait_policy(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OMP_WAIT_POLICY"); /* no exec: as if never set */
+}
+
 int main(int argc, char **argv)
 {
+    omp_wait_policy(argv);
     /* A closed pipe on stdout or stderr (`horizon run | head -1`) must not kill a run whose files
      * are fine: with SIGPIPE ignored a write there fails with EPIPE, which the messages and the
      * progress bar ignore, and the run goes on to its end and its exit code. */

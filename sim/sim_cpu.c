@@ -1,23 +1,27 @@
 /* sim_cpu.c - the CPU backend: the reference implementation of the step (DESIGN.md), OpenMP
- * parallel and bit-identical for any thread count. Memory is sized once in create:
- * 2 fields (4+4 B/cell), extended prefix rows (8 B/cell + 8(2r+3) B/row), occupancy (4 B/cell),
- * claims (8 B/cell), the dense disk sums when agents are dense enough to use them (8 B/cell,
- * plus a 32-bit copy of the prefix rows, 4 B/cell + 4(2r+3) B/row, for the dense pass's exact
- * 32-bit path), and per agent its cell (4 B).
+ * parallel and bit-identical for any thread count. Memory is sized once in create (and touched
+ * there, by the thread that will use it, so that no step takes page faults): 2 fields (4+4
+ * B/cell), 32-bit extended prefix rows (4 B/cell + 4(2r+3) B/row), occupancy (4 B/cell), claim
+ * words (8 B/cell), per thread 3 rows of dense disk sums (when agents are dense enough to use
+ * them) and its claims (8 B per agent of its band), and per agent its cell (4 B, rebuilt from
+ * the occupancy only when read).
  *
- * Every phase walks the grid in row order and finds agents through the occupancy, not the agent
- * list (whose order is random in space): the dense sums, the claims and the field are then read
- * as streams instead of one cache miss each, which is most of the time at 2048^2.
+ * The step walks the grid in row order and finds agents through the occupancy, not the agent
+ * list (whose order is random in space), so that every array is read as a stream: the prefix
+ * rows; for each row of agents, the dense disk sums of the rows above, at and below it, made
+ * just then (they never leave the cache); the random words of a batch of agents at once
+ * (vectorised Philox); the claims, with the occupancy and claim words of the next row
+ * prefetched; and the moves of the claims made three rows earlier, whose cells are still in
+ * cache (sense_rows says why three rows is safe). Then deposit, the sweeps (decay fused into the
+ * last), statistics when asked for.
  *
- * Threads: with one thread the horizon, sense and move phases enter no OpenMP region (their
- * pragmas carry `if (threads > 1)`); the sweeps and statistics still open one-thread regions.
- * With more, every loop is schedule(static) over work of equal cost per index (rows of the grid,
- * agents whose sense is 9 loads or 3(2r+3) row spans), so no thread waits on a dynamic queue and the split is the same
- * every step. The wait policy is left to the user (OMP_WAIT_POLICY, GOMP_SPINCOUNT: libgomp reads
- * them once, at load, so the backend cannot set them): libgomp's default spins a while before
- * sleeping, which is right on an idle machine; on a loaded one,
- * OMP_WAIT_POLICY=passive keeps idle threads from stealing the core that the last one needs
- * (README, Performance). */
+ * Threads: one thread makes no OpenMP call. With more, one parallel region a step: thread t
+ * keeps the rows band(t) through every phase (equal rows: a row's prefix, dense sums and sweeps
+ * cost the same everywhere; agents may cluster, but the agents' part is under half the step),
+ * schedule(static) in effect, so that no thread waits on a queue, the split is the same every
+ * step and each thread's rows stay in its cache and on its memory node. The claims that cross a
+ * band's edge are resolved after a barrier. The wait policy (passive unless the user chose one)
+ * is set by app/main.c: libgomp reads it before main. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -29,18 +33,31 @@
 #include "sim_horizon.h"
 #include "sim_rules.h"
 
+/* A claim an agent made: the target cell and its own. */
+typedef struct cpu_entry {
+    uint32_t t, src;
+} cpu_entry;
+
 typedef struct cpu_state {
     sim_scenario sc;
     int threads;
     int64_t cells, n;
     float *field, *spare;   /* cells each; Jacobi ping-pongs between them */
-    sim_hz_ext ext;         /* extended prefix rows (sim_horizon.h), refilled every step */
-    int64_t *ext_rows, *ext_offset;
-    uint32_t *ext_rows32;   /* the prefix rows modulo 2^32, with dense only */
-    int64_t *dense;         /* disk sum of every cell, or NULL when agents are sparse */
+    sim_hz_ext ext;         /* 32-bit extended prefix rows (sim_horizon.h), refilled every step */
+    uint32_t *ext_rows32;
+    int64_t *ext_offset;
+    int32_t *rowmax;        /* per row, the largest |sim_fix| of the last build */
+    int64_t *ring;          /* per thread 3 dense rows (columns -1 .. w), or NULL when sparse */
     int32_t *occ;           /* agent id per cell, -1 empty */
     uint64_t *claim;        /* highest claim key per cell, 0 none */
-    uint32_t *pos;          /* cell of each agent */
+    cpu_entry *entries;     /* per thread, the claims its agents made (band_cap each) */
+    int64_t band_cap;
+    int32_t *row_start;     /* h + threads: per band (y1 - y0 + 1 from y0 + t), the first
+                               entry of each row's claims, then the count */
+    int64_t *moved_by;      /* per thread, moves it made in the last step */
+    float *dep_rows;        /* per thread 3 rows: the deposited rows its first sweep reads */
+    uint32_t *pos;          /* cell of each agent, valid when pos_valid (rebuilt from occ) */
+    int pos_valid;
     double *colsum;         /* width, for the field total */
     sim_disk disk;
     uint64_t threshold;
@@ -53,12 +70,16 @@ static void cpu_destroy(void *p)
         return;
     sim_free(s->field);
     sim_free(s->spare);
-    sim_free(s->ext_rows);
-    sim_free(s->ext_offset);
     sim_free(s->ext_rows32);
-    sim_free(s->dense);
+    sim_free(s->ext_offset);
+    sim_free(s->rowmax);
+    sim_free(s->ring);
     sim_free(s->occ);
     sim_free(s->claim);
+    sim_free(s->entries);
+    sim_free(s->row_start);
+    sim_free(s->moved_by);
+    sim_free(s->dep_rows);
     sim_free(s->pos);
     sim_free(s->colsum);
     sim_free(s);
@@ -68,10 +89,28 @@ static void cpu_destroy(void *p)
  * of scattered rows each): per cell the dense pass does 2r+1 streaming adds, an agent does
  * 9(2r+1) scattered ones, several times dearer each. Measured on one core (512^2 and 2048^2,
  * r = 8 and 32) the dense pass wins from a density of about 1/40; below it, and in worlds of
- * few agents, per-agent sums cost less and need no extra 8 B/cell. */
+ * few agents, per-agent sums cost less. The dense sums live only in 3 rows per thread, made
+ * just before the agents of the middle row sense them. */
 static int use_dense(int64_t cells, int64_t n_agents)
 {
     return n_agents * 40 >= cells;
+}
+
+/* Threads of the step: no more than rows, nor than SIM_CPU_MAX_BANDS. */
+#define SIM_CPU_MAX_BANDS 1024
+
+static int step_threads(int threads, int h)
+{
+    int t = threads < 1 ? 1 : threads > h ? h : threads;
+    return t < SIM_CPU_MAX_BANDS ? t : SIM_CPU_MAX_BANDS;
+}
+
+/* Claims one thread's agents can make: one per agent of its band. */
+static int64_t band_capacity(int w, int h, int threads, int64_t n)
+{
+    int64_t rows = (h + threads - 1) / threads;
+    int64_t cap = rows * w;
+    return cap < n ? cap : n > 0 ? n : 1;
 }
 
 size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
@@ -79,14 +118,53 @@ size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
     /* The arrays of cpu_create, in its order. */
     size_t cells = (size_t)sc->width * (size_t)sc->height;
     int64_t n = sim_scenario_agent_count(sc);
+    int threads = step_threads(omp_get_max_threads(), sc->height);
     size_t b = cells * (2 * sizeof(float) + sizeof(int32_t) + sizeof(uint64_t));
-    b += (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(int64_t);
+    b += (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(uint32_t);
     b += (size_t)sim_hz_ext_offset_len(sc->height, sc->radius) * sizeof(int64_t);
+    b += (size_t)sc->height * sizeof(int32_t);
     if (use_dense((int64_t)cells, n))
-        b += cells * sizeof(int64_t) +
-             (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(uint32_t);
+        b += (size_t)threads * 3 * (size_t)SIM_HZ_DENSE_ROW(sc->width) * sizeof(int64_t);
+    b += (size_t)threads * (size_t)band_capacity(sc->width, sc->height, threads, n) *
+         sizeof(cpu_entry);
+    b += ((size_t)sc->height + (size_t)threads) * sizeof(int32_t) +
+         (size_t)threads * sizeof(int64_t) + (size_t)threads * 3 * (size_t)sc->width * sizeof(float);
     b += (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) + (size_t)sc->width * sizeof(double);
     return b;
+}
+
+/* Rows [y0, y1) of thread t of `threads` in every row-split loop of the step. */
+static void band(int h, int t, int threads, int *y0, int *y1)
+{
+    *y0 = (int)((int64_t)h * t / threads);
+    *y1 = (int)((int64_t)h * (t + 1) / threads);
+}
+
+/* First touch: each thread writes the rows it will work on in every step (static split), so
+ * that the pages are mapped before the first step (not inside it) and, on a machine with
+ * several memory nodes, lie next to the core that uses them. */
+static void first_touch(cpu_state *s, const float *field)
+{
+    const int w = s->sc.width, h = s->sc.height;
+    const int threads = step_threads(s->threads, h);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int t = omp_get_thread_num(), y0, y1;
+        band(h, t, threads, &y0, &y1);
+        size_t a = (size_t)y0 * (size_t)w, len = (size_t)(y1 - y0) * (size_t)w;
+        memcpy(s->field + a, field + a, len * sizeof *s->field);
+        memset(s->spare + a, 0, len * sizeof *s->spare);
+        memset(s->claim + a, 0, len * sizeof *s->claim);
+        for (size_t i = a; i < a + len; i++)
+            s->occ[i] = -1;
+        memset(s->ext_rows32 + (int64_t)y0 * s->ext.stride, 0,
+               (size_t)(y1 - y0) * (size_t)s->ext.stride * sizeof *s->ext_rows32);
+        if (s->ring)
+            memset(s->ring + (size_t)t * 3 * (size_t)SIM_HZ_DENSE_ROW(w), 0,
+                   3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof *s->ring);
+        memset(s->entries + (size_t)t * (size_t)s->band_cap, 0,
+               (size_t)s->band_cap * sizeof *s->entries);
+    }
 }
 
 static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
@@ -100,52 +178,61 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->threads = threads > 0 ? threads : omp_get_max_threads();
     s->cells = (int64_t)sc->width * sc->height;
     s->n = n_agents;
+    const int bands = step_threads(s->threads, sc->height);
     size_t cells = (size_t)s->cells, n = (size_t)(n_agents > 0 ? n_agents : 1);
     s->field = sim_malloc_array(cells, sizeof *s->field);
     s->spare = sim_malloc_array(cells, sizeof *s->spare);
-    s->ext_rows = sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius),
-                                   sizeof *s->ext_rows);
+    s->ext_rows32 = sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width, sc->height,
+                                                                 sc->radius),
+                                     sizeof *s->ext_rows32);
     s->ext_offset = sim_malloc_array((size_t)sim_hz_ext_offset_len(sc->height, sc->radius),
                                      sizeof *s->ext_offset);
+    s->rowmax = sim_malloc_array((size_t)sc->height, sizeof *s->rowmax);
     int want_dense = use_dense(s->cells, n_agents);
-    s->dense = want_dense ? sim_malloc_array(cells, sizeof *s->dense) : NULL;
-    s->ext_rows32 = want_dense ? sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width,
-                                                                              sc->height,
-                                                                              sc->radius),
-                                                  sizeof *s->ext_rows32)
-                               : NULL;
+    size_t ring_len = (size_t)bands * 3 * (size_t)SIM_HZ_DENSE_ROW(sc->width);
+    s->ring = want_dense ? sim_malloc_array(ring_len, sizeof *s->ring) : NULL;
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
-    s->claim = sim_calloc(cells, sizeof *s->claim);
+    s->claim = sim_malloc_array(cells, sizeof *s->claim);
+    s->band_cap = band_capacity(sc->width, sc->height, bands, n_agents);
+    s->entries = sim_malloc_array((size_t)bands * (size_t)s->band_cap, sizeof *s->entries);
+    s->row_start = sim_malloc_array((size_t)sc->height + (size_t)bands, sizeof *s->row_start);
+    s->moved_by = sim_malloc_array((size_t)bands, sizeof *s->moved_by);
+    s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
-    if (!s->field || !s->spare || !s->ext_rows || !s->ext_offset || (want_dense && (!s->dense || !s->ext_rows32)) ||
-        !s->occ || !s->claim || !s->pos || !s->colsum) {
-        size_t bytes = cells * (want_dense ? 40 : 28) + n * 4;
+    if (!s->field || !s->spare || !s->ext_rows32 || !s->ext_offset || !s->rowmax ||
+        (want_dense && !s->ring) || !s->occ || !s->claim || !s->entries || !s->row_start ||
+        !s->moved_by || !s->dep_rows || !s->pos || !s->colsum) {
+        size_t bytes = sim_cpu_estimate_bytes(sc);
         cpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu backend: out of memory allocating %zu bytes for "
                            "a %dx%d world with %lld agents", bytes, sc->width, sc->height,
                            (long long)n_agents);
     }
-    memcpy(s->field, field, cells * sizeof *s->field);
-    for (size_t i = 0; i < cells; i++)
-        s->occ[i] = -1;
+    sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
+                    sc->boundary == SIM_BOUNDARY_PERIODIC, NULL, s->ext_offset);
+    sim_hz_ext_attach32(&s->ext, s->ext_rows32);
+    first_touch(s, field);
     for (int64_t i = 0; i < n_agents; i++) {
         s->pos[i] = agents[i];
         s->occ[agents[i]] = (int32_t)i;
     }
+    s->pos_valid = 1;
     sim_disk_init(&s->disk, sc->radius);
-    sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
-                    sc->boundary == SIM_BOUNDARY_PERIODIC, s->ext_rows, s->ext_offset);
-    sim_hz_ext_attach32(&s->ext, s->ext_rows32);
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
     return SIM_OK;
 }
 
-/* v + d for d in {-1, 0, 1}, wrapped onto [0, n): no division. */
-static int wrap1(int v, int n)
+/* pos from the occupancy, when a reader needs it: the step keeps only the occupancy. */
+static void need_pos(cpu_state *s)
 {
-    return v < 0 ? v + n : v >= n ? v - n : v;
+    if (s->pos_valid)
+        return;
+    for (int64_t c = 0; c < s->cells; c++)
+        if (s->occ[c] >= 0)
+            s->pos[s->occ[c]] = (uint32_t)c;
+    s->pos_valid = 1;
 }
 
 /* Raises *slot to key if key is larger; the final value is the maximum whatever the order. */
@@ -157,113 +244,399 @@ static void claim_max(uint64_t *slot, uint64_t key)
         ;
 }
 
-/* Sense and decide for every agent, then claim targets that were empty at the start. Rows are
- * split among threads; within a row the agents come in cell order. */
-static void sense_decide_claim(cpu_state *s, int64_t step)
+/* Cells of a row sensed together: their agents' random words are drawn in one vectorised
+ * loop. */
+#define SENSE_BATCH 256
+
+typedef struct sense_batch {
+    int32_t x[SENSE_BATCH];
+    uint32_t id[SENSE_BATCH];
+    uint32_t r0[SENSE_BATCH], r1[SENSE_BATCH], r2[SENSE_BATCH]; /* sim_random's words 0..2 */
+} sense_batch;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_CLONES
+#endif
+
+/* sim_random(seed, step, id[k], SIM_RNG_STEP) for the batch's n agents: sim_philox4x32_10
+ * written out over lanes (the same operations per agent), so that the compiler runs 8 or 16
+ * agents in one register; the bits are sim_random's. */
+CPU_CLONES static void philox_batch(sense_batch *restrict b, int n, int64_t step, uint64_t seed)
 {
-    const sim_scenario *sc = &s->sc;
-    const int w = sc->width, h = sc->height;
-    const int periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
-    const int threads = s->threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int y = 0; y < h; y++) {
-        const int32_t *occ_row = s->occ + (int64_t)y * w;
-        for (int x = 0; x < w; x++) {
-            int32_t i = occ_row[x];
-            if (i < 0)
-                continue;
-            int64_t sums[SIM_NCAND];
-            if (s->dense) {
-                for (int c = 0; c < SIM_NCAND; c++) {
-                    int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
-                    if (periodic) {
-                        cx = wrap1(cx, w);
-                        cy = wrap1(cy, h);
-                    } else if (cx < 0 || cx >= w || cy < 0 || cy >= h) {
-                        sums[c] = SIM_SUM_INVALID;
-                        continue;
-                    }
-                    sums[c] = s->dense[(int64_t)cy * w + cx];
-                }
-            } else {
-                sim_hz_ext_candidates(&s->ext, &s->disk, x, y, sums);
-            }
-            sim_u32x4 r = sim_random(sc->seed, (uint64_t)step, (uint32_t)i, SIM_RNG_STEP);
-            int c = sim_decide(sums, r, s->threshold);
-            int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
-            if (periodic) {
-                tx = wrap1(tx, w);
-                ty = wrap1(ty, h);
-            } else if (tx < 0 || tx >= w || ty < 0 || ty >= h) {
-                continue; /* stays */
-            }
-            int64_t t = (int64_t)ty * w + tx;
-            /* occ is only written after this loop: "empty at the start of the step". */
-            if (t != (int64_t)y * w + x && s->occ[t] < 0)
-                claim_max(&s->claim[t], sim_claim_key(r, (uint32_t)i));
+    const uint32_t c0 = (uint32_t)(uint64_t)step, c1 = (uint32_t)((uint64_t)step >> 32);
+    const uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+    for (int k = 0; k < n; k++) {
+        uint32_t v0 = c0, v1 = c1, v2 = b->id[k], v3 = SIM_RNG_STEP, k0 = key0, k1 = key1;
+        for (int round = 0; round < 10; round++) {
+            uint64_t p0 = (uint64_t)0xD2511F53u * v0;
+            uint64_t p1 = (uint64_t)0xCD9E8D57u * v2;
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ v1 ^ k0;
+            uint32_t n1 = (uint32_t)p1;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ v3 ^ k1;
+            uint32_t n3 = (uint32_t)p0;
+            v0 = n0;
+            v1 = n1;
+            v2 = n2;
+            v3 = n3;
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
         }
+        b->r0[k] = v0;
+        b->r1[k] = v1;
+        b->r2[k] = v2;
     }
 }
 
-/* Moves the winners and deposits. The winner of a claimed cell is the low half of its claim
- * word (sim_claim_key), so one pass over the claims moves every winner and clears the word for
- * the next step. No two threads write the same occupancy entry: each claimed cell was empty and
- * has one winner, each vacated cell had one agent (and was not claimed: it was occupied). */
-static int64_t move_deposit(cpu_state *s)
+/* Candidate offsets by index (sim_cand_dx / sim_cand_dy as tables). */
+static const int8_t cand_dx[SIM_NCAND] = {0, -1, 0, 1, -1, 1, -1, 0, 1};
+static const int8_t cand_dy[SIM_NCAND] = {0, -1, -1, -1, 0, 0, 1, 1, 1};
+
+/* Moves the winners among claims e[from, to): a claim whose key (its low half: the winner's id,
+ * sim_claim_key) names the agent on its own cell won. The winner's entry clears the claim word
+ * for the next step. Claims were all made (their cells' claim words are final) and no agent
+ * still to sense reads the cells these moves touch: the callers see to both. With `shared`
+ * other threads resolve claims at the same time; their moves touch other cells (a target was
+ * empty, a source occupied, each has one winner), but two entries may name the same target,
+ * so its word is read and cleared atomically. Returns the moves made. */
+static int64_t resolve(cpu_state *s, const cpu_entry *e, int64_t from, int64_t to, int shared)
 {
     int64_t moved = 0;
-    const float deposit = s->sc.deposit;
-    const int threads = s->threads;
-    const int64_t cells = s->cells;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-#pragma omp for schedule(static) reduction(+ : moved)
-        for (int64_t t = 0; t < cells; t++) {
-            uint64_t k = s->claim[t];
-            if (k) {
-                uint32_t i = (uint32_t)k;
-                s->occ[s->pos[i]] = -1;
-                s->occ[t] = (int32_t)i;
-                s->pos[i] = (uint32_t)t;
-                s->claim[t] = 0;
-                moved++;
-            }
-        }
-#pragma omp for schedule(static)
-        for (int64_t t = 0; t < cells; t++)
-            if (s->occ[t] >= 0)
-                s->field[t] = s->field[t] + deposit;
+    int32_t *occ = s->occ;
+    uint64_t *claim = s->claim;
+    for (int64_t k = from; k < to; k++) {
+        uint32_t t = e[k].t, src = e[k].src;
+        uint64_t key = shared ? __atomic_load_n(&claim[t], __ATOMIC_RELAXED) : claim[t];
+        if (key == 0 || (uint32_t)key != (uint32_t)occ[src])
+            continue; /* lost, or its cell's winner has moved already */
+        occ[src] = -1;
+        occ[t] = (int32_t)(uint32_t)key;
+        if (shared)
+            __atomic_store_n(&claim[t], 0, __ATOMIC_RELAXED);
+        else
+            claim[t] = 0;
+        moved++;
     }
     return moved;
 }
 
-static void field_stats(cpu_state *s, sim_stats *st)
+/* Sense, decide and claim for the agents of rows [y0, y1), in cell order, appending each claim
+ * to e (starts[y - y0] = the first of row y's, starts[y1 - y0] = the count) and moving winners as soon as it is safe: the
+ * claims of sources in row y - 3 once row y has sensed (every claim on their targets, rows
+ * y - 4 .. y - 2, is made, and no agent left in the band reads those rows). Sources in the
+ * band's first and last two rows are left to the caller (resolve after every thread is done):
+ * their targets are claimed, or their cells read, by agents of the neighbouring bands (of the
+ * band itself across a periodic edge). `ring` (3 dense rows, or NULL for per-agent sums)
+ * belongs to the calling thread; `shared`: other threads run at the same time. Returns the
+ * moves made; *count = the entries written. */
+static int64_t sense_rows(cpu_state *s, int64_t step, int y0, int y1, int64_t *ring,
+                          cpu_entry *e, int32_t *starts, int shared, int64_t *count)
+{
+    const sim_scenario *sc = &s->sc;
+    const int w = sc->width, h = sc->height;
+    const int periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
+    const int64_t rl = SIM_HZ_DENSE_ROW(w);
+    const uint64_t seed = sc->seed, threshold = s->threshold;
+    int32_t *occ = s->occ;
+    uint64_t *claim = s->claim;
+    int64_t ne = 0, moved = 0;
+    int next = y0 + 2; /* the next source row to resolve */
+    int32_t allmax = 0;
+    for (int k = 0; k < h; k++)
+        allmax = s->rowmax[k] > allmax ? s->rowmax[k] : allmax;
+    sense_batch batch, *b = &batch;
+    /* Dense row k lives in ring slot (k - y0 + 1) % 3; rows y0 - 1 and y0 first. */
+    if (ring) {
+        sim_hz_ext_dense_row(&s->ext, &s->disk, s->rowmax, allmax, y0 - 1, ring);
+        sim_hz_ext_dense_row(&s->ext, &s->disk, s->rowmax, allmax, y0, ring + rl);
+    }
+    for (int y = y0; y < y1; y++) {
+        const int32_t *occ_row = occ + (int64_t)y * w;
+        const int64_t *rows[3] = {NULL, NULL, NULL}; /* dense rows y-1, y, y+1, column -1 first */
+        if (ring) {
+            int sl = (y - y0 + 1) % 3;
+            int64_t *below = ring + (int64_t)((sl + 1) % 3) * rl;
+            sim_hz_ext_dense_row(&s->ext, &s->disk, s->rowmax, allmax, y + 1, below);
+            rows[0] = ring + (int64_t)((sl + 2) % 3) * rl;
+            rows[1] = ring + (int64_t)sl * rl;
+            rows[2] = below;
+        }
+        const int64_t ty_of[3] = {(int64_t)(periodic && y == 0 ? h - 1 : y - 1) * w,
+                                  (int64_t)y * w,
+                                  (int64_t)(periodic && y == h - 1 ? 0 : y + 1) * w};
+        uint64_t *claim_next = claim + ty_of[2];
+        const int32_t *occ_next = occ + ty_of[2];
+        starts[y - y0] = (int32_t)ne;
+        for (int x0 = 0; x0 < w; x0 += SENSE_BATCH) {
+            const int xe = x0 + SENSE_BATCH < w ? x0 + SENSE_BATCH : w;
+            /* The occupancy and the claim words of row y + 1 are first touched here (rows y
+             * and y - 1 were fetched for earlier rows), at random by the agents' targets: one
+             * line at a time, a batch ahead. */
+            if (y + 1 < h || periodic) {
+                if (x0 == 0)
+                    for (int x = 0; x < xe; x += 8) {
+                        __builtin_prefetch(claim_next + x, 1, 1);
+                        __builtin_prefetch(occ_next + x, 0, 1);
+                    }
+                for (int x = x0; x < xe; x += 8)
+                    __builtin_prefetch(claim_next + (x + SENSE_BATCH < w ? x + SENSE_BATCH : x),
+                                       1, 1);
+                for (int x = x0; x < xe; x += 16)
+                    __builtin_prefetch(occ_next + (x + SENSE_BATCH < w ? x + SENSE_BATCH : x), 0,
+                                       1);
+            }
+            /* The batch's agents, without a branch per cell. */
+            int n = 0;
+            for (int x = x0; x < xe; x++) {
+                b->x[n] = x;
+                n += occ_row[x] >= 0;
+            }
+            if (n == 0)
+                continue;
+            for (int k = 0; k < n; k++)
+                b->id[k] = (uint32_t)occ_row[b->x[k]];
+            philox_batch(b, n, step, seed);
+            for (int k = 0; k < n; k++) {
+                int x = b->x[k];
+                int64_t sums[SIM_NCAND];
+                if (ring) {
+                    for (int c = 0; c < SIM_NCAND; c++)
+                        sums[c] = rows[cand_dy[c] + 1][x + 1 + cand_dx[c]];
+                } else {
+                    sim_hz_ext_candidates32(&s->ext, &s->disk, x, y, sums);
+                }
+                /* sim_decide, without branches on the data: the argmax (ties to the lower
+                 * index) and the random candidate are both computed, then one is selected. */
+                int best = 0;
+                int64_t top = sums[0];
+                for (int c = 1; c < SIM_NCAND; c++) {
+                    int gt = sums[c] > top;
+                    top = gt ? sums[c] : top;
+                    best = gt ? c : best;
+                }
+                int pick = (int)(((uint64_t)b->r1[k] * SIM_NCAND) >> 32);
+                int c = (uint64_t)b->r0[k] < threshold ? pick : best;
+                if (c == 0 || sums[c] == SIM_SUM_INVALID)
+                    continue; /* stays, or its target lies outside a bounded grid */
+                int tx = x + cand_dx[c];
+                tx = tx < 0 ? tx + w : tx >= w ? tx - w : tx; /* only periodic grids wrap */
+                int64_t t = ty_of[cand_dy[c] + 1] + tx;
+                /* Moves so far touched no cell an agent still to sense reads: this is the
+                 * occupancy at the start of the step. */
+                if (occ[t] >= 0)
+                    continue;
+                sim_u32x4 r = {{b->r0[k], b->r1[k], b->r2[k], 0}};
+                uint64_t key = sim_claim_key(r, b->id[k]);
+                if (shared)
+                    claim_max(&claim[t], key);
+                else if (key > claim[t])
+                    claim[t] = key;
+                e[ne].t = (uint32_t)t;
+                e[ne].src = (uint32_t)((int64_t)y * w + x);
+                ne++;
+            }
+        }
+        /* Sources in row y - 3, if it is not one of the band's first or last two rows. */
+        for (; next <= y - 3 && next < y1 - 2; next++)
+            moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared);
+    }
+    starts[y1 - y0] = (int32_t)ne;
+    /* The band's sensing is over: every claim on targets up to row y1 - 2 is made, and the
+     * neighbouring bands read rows y0 - 1 .. y0 and y1 - 1 .. y1 only. */
+    for (; next < y1 - 2; next++)
+        moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared);
+    *count = ne;
+    return moved;
+}
+
+/* The claims left by sense_rows: sources in rows y0, y0 + 1, y1 - 2 and y1 - 1 of the band. */
+static int64_t resolve_edges(cpu_state *s, int y0, int y1, const cpu_entry *e, int64_t ne,
+                             const int32_t *starts, int shared)
+{
+    int64_t moved = 0;
+    int top_end = y0 + 2 < y1 ? y0 + 2 : y1;
+    int bottom = y1 - 2 > top_end ? y1 - 2 : top_end;
+    moved += resolve(s, e, 0, starts[top_end - y0], shared);
+    moved += resolve(s, e, starts[bottom - y0], ne, shared);
+    return moved;
+}
+
+/* The band's part of the agents' phase: sense, claim and the moves of sources inside the band
+ * (sense_rows), then, once every band is there (barrier), the moves of its edge rows. Inside a
+ * parallel region of `bands` threads, or alone with bands == 1. */
+static void agents_band(cpu_state *s, int64_t step, int t, int bands)
+{
+    const int h = s->sc.height, w = s->sc.width;
+    int y0, y1;
+    band(h, t, bands, &y0, &y1);
+    int64_t *ring = s->ring ? s->ring + (int64_t)t * 3 * SIM_HZ_DENSE_ROW(w) : NULL;
+    cpu_entry *e = s->entries + (int64_t)t * s->band_cap;
+    int32_t *starts = s->row_start + y0 + t;
+    int64_t ne = 0;
+    int shared = bands > 1;
+    int64_t moved = sense_rows(s, step, y0, y1, ring, e, starts, shared, &ne);
+    if (shared) {
+#pragma omp barrier
+    }
+    moved += resolve_edges(s, y0, y1, e, ne, starts, shared);
+    s->moved_by[t] = moved;
+}
+
+/* Deposits into every occupied cell of rows [y0, y1); a select, so that it vectorises
+ * (unoccupied cells keep their bits). */
+static void deposit_rows(cpu_state *s, int y0, int y1)
+{
+    const float deposit = s->sc.deposit;
+    const int64_t a = (int64_t)y0 * s->sc.width, b = (int64_t)y1 * s->sc.width;
+    float *restrict field = s->field;
+    const int32_t *restrict occ = s->occ;
+    for (int64_t c = a; c < b; c++)
+        field[c] = occ[c] >= 0 ? field[c] + deposit : field[c];
+}
+
+/* One step with one thread: no OpenMP call at all (a region, even of one thread, costs a small
+ * world's step several per cent). Returns the moves; *residual as the step's. */
+static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *residual)
+{
+    const sim_scenario *sc = &s->sc;
+    const int h = sc->height;
+    int64_t moved = 0;
+    if (s->n > 0) {
+        sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, h);
+        agents_band(s, step, 0, 1);
+        if (sc->sweeps == 0)
+            deposit_rows(s, 0, h);
+        moved = s->moved_by[0];
+    }
+    *residual = 0.0f;
+    for (int k = 0; k < sc->sweeps; k++) {
+        int last = k == sc->sweeps - 1, decay = last && sc->decay > 0.0f;
+        int want = want_residual && last;
+        /* The deposit is read into the first sweep (no pass of its own). */
+        *residual = k == 0 && s->n > 0
+                        ? sim_diffuse_sweep_rows_deposit(sc, s->field, s->occ, sc->deposit,
+                                                         s->spare, 0, h, s->dep_rows, want, decay)
+                        : sim_diffuse_sweep_rows(sc, s->field, s->spare, 0, h, want, decay);
+        float *t = s->field;
+        s->field = s->spare;
+        s->spare = t;
+    }
+    if (sc->sweeps == 0 && sc->decay > 0.0f)
+        sim_diffuse_decay_ex(sc, s->field, 1);
+    return moved;
+}
+
+/* One step with several threads, in one parallel region: each thread keeps the same band of
+ * rows (band()) through every phase (prefix rows, agents, deposit, each sweep), with a barrier
+ * wherever a phase reads what a neighbouring band wrote in the one before. One region instead of
+ * one per phase: with the passive wait policy (app/main.c) each region start wakes every
+ * thread, a few tens of microseconds that a 2048^2 step on 16 threads (a few ms) would feel. */
+static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *residual)
+{
+    const sim_scenario *sc = &s->sc;
+    const int h = sc->height;
+    const int bands = step_threads(s->threads, h);
+    float res[SIM_CPU_MAX_BANDS];
+    float *const field0 = s->field, *const spare0 = s->spare;
+#pragma omp parallel num_threads(bands)
+    {
+        int t = omp_get_thread_num(), y0, y1;
+        band(h, t, bands, &y0, &y1);
+        if (s->n > 0) {
+            sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, y0, y1);
+#pragma omp barrier
+            agents_band(s, step, t, bands);
+            if (sc->sweeps == 0) {
+#pragma omp barrier
+                deposit_rows(s, y0, y1);
+            }
+        }
+        float *src = field0, *dst = spare0, r = 0.0f;
+        float *dep = s->dep_rows + (int64_t)t * 3 * sc->width;
+        for (int k = 0; k < sc->sweeps; k++) {
+            int last = k == sc->sweeps - 1, decay = last && sc->decay > 0.0f;
+            int want = want_residual && last;
+#pragma omp barrier
+            /* The deposit is read into the first sweep (no pass of its own): the band reads
+             * the field and the final occupancy of its neighbours' edge rows, writes neither. */
+            r = k == 0 && s->n > 0
+                    ? sim_diffuse_sweep_rows_deposit(sc, src, s->occ, sc->deposit, dst, y0, y1,
+                                                     dep, want, decay)
+                    : sim_diffuse_sweep_rows(sc, src, dst, y0, y1, want, decay);
+            float *tmp = src;
+            src = dst;
+            dst = tmp;
+        }
+        if (sc->sweeps == 0 && sc->decay > 0.0f) {
+            const float keep = 1.0f - sc->decay;
+            for (int64_t c = (int64_t)y0 * sc->width; c < (int64_t)y1 * sc->width; c++)
+                src[c] = src[c] * keep;
+        }
+        if (t < SIM_CPU_MAX_BANDS)
+            res[t] = r;
+    }
+    if (sc->sweeps % 2) {
+        s->field = spare0;
+        s->spare = field0;
+    }
+    *residual = 0.0f;
+    for (int t = 0; t < bands && t < SIM_CPU_MAX_BANDS; t++)
+        *residual = res[t] > *residual ? res[t] : *residual;
+    int64_t moved = 0;
+    if (s->n > 0)
+        for (int t = 0; t < bands; t++)
+            moved += s->moved_by[t];
+    return moved;
+}
+
+/* Thread t of `threads`' share of the statistics: column sums of its columns (rows in order, so
+ * that the total does not depend on threads), and the maximum and the checksum terms of its
+ * cells (the agents' terms from the occupancy: a sum modulo 2^64 is the same in any order). */
+static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
+    const int x0 = (int)((int64_t)w * t / threads), x1 = (int)((int64_t)w * (t + 1) / threads);
+    for (int x = x0; x < x1; x++) {
+        double acc = 0.0;
+        for (int y = 0; y < h; y++)
+            acc += (double)s->field[(int64_t)y * w + x];
+        s->colsum[x] = acc;
+    }
+    const int64_t c0 = s->cells * t / threads, c1 = s->cells * (t + 1) / threads;
     float mx = -INFINITY;
     uint64_t sum = 0;
-    /* Column sums accumulate rows in order, so the total does not depend on threads. */
-#pragma omp parallel num_threads(s->threads) reduction(max : mx) reduction(+ : sum)
-    {
-#pragma omp for schedule(static)
-        for (int x = 0; x < w; x++) {
-            double acc = 0.0;
-            for (int y = 0; y < h; y++)
-                acc += (double)s->field[(int64_t)y * w + x];
-            s->colsum[x] = acc;
+    for (int64_t i = c0; i < c1; i++) {
+        float v = s->field[i];
+        if (v > mx)
+            mx = v;
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        sum += sim_checksum_cell((uint64_t)i, bits);
+        if (s->occ[i] >= 0)
+            sum += sim_checksum_agent((uint32_t)s->occ[i], (uint32_t)i);
+    }
+    *mx_out = mx;
+    *sum_out = sum;
+}
+
+static void field_stats(cpu_state *s, sim_stats *st)
+{
+    const int w = s->sc.width;
+    const int threads = s->threads;
+    float mx = -INFINITY;
+    uint64_t sum = 0;
+    if (threads == 1) {
+        stats_part(s, 0, 1, &mx, &sum);
+    } else {
+#pragma omp parallel num_threads(threads) reduction(max : mx) reduction(+ : sum)
+        {
+            float m;
+            uint64_t c;
+            stats_part(s, omp_get_thread_num(), omp_get_num_threads(), &m, &c);
+            mx = m > mx ? m : mx;
+            sum += c;
         }
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < s->cells; i++) {
-            float v = s->field[i];
-            if (v > mx)
-                mx = v;
-            uint32_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            sum += sim_checksum_cell((uint64_t)i, bits);
-        }
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < s->n; i++)
-            sum += sim_checksum_agent((uint32_t)i, s->pos[i]);
     }
     double total = 0.0;
     for (int x = 0; x < w; x++)
@@ -278,24 +651,12 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
 {
     (void)err;
     cpu_state *s = p;
-    const sim_scenario *sc = &s->sc;
-    omp_set_num_threads(s->threads);
-    if (s->n > 0) {
-        sim_hz_ext_build(&s->ext, s->field, s->threads);
-        if (s->dense)
-            sim_hz_ext_dense(&s->ext, &s->disk, s->dense, s->threads);
-        sense_decide_claim(s, step);
-    }
-    st->moved = s->n > 0 ? move_deposit(s) : 0;
     float residual = 0.0f;
-    for (int k = 0; k < sc->sweeps; k++) {
-        residual = sim_diffuse_sweep(sc, s->field, s->spare, want_stats && k == sc->sweeps - 1);
-        float *t = s->field;
-        s->field = s->spare;
-        s->spare = t;
-    }
-    if (sc->decay > 0.0f)
-        sim_diffuse_decay(sc, s->field);
+    if (step_threads(s->threads, s->sc.height) == 1)
+        st->moved = step_alone(s, step, want_stats, &residual);
+    else
+        st->moved = step_bands(s, step, want_stats, &residual);
+    s->pos_valid = s->n == 0;
     st->step = step + 1;
     st->agents = s->n;
     if (want_stats) {
@@ -329,8 +690,10 @@ static int cpu_read_agents(void *p, uint32_t *cells, sim_err *err)
 {
     (void)err;
     cpu_state *s = p;
-    if (s->n > 0)
+    if (s->n > 0) {
+        need_pos(s);
         memcpy(cells, s->pos, (size_t)s->n * sizeof *cells);
+    }
     return SIM_OK;
 }
 
@@ -339,7 +702,6 @@ static int cpu_checksum(void *p, uint64_t *out, sim_err *err)
     (void)err;
     cpu_state *s = p;
     sim_stats st;
-    omp_set_num_threads(s->threads);
     field_stats(s, &st);
     *out = st.checksum;
     return SIM_OK;
@@ -352,10 +714,10 @@ static int cpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums,
     for (int64_t i = 0; i < n; i++)
         if ((int64_t)cells[i] >= s->cells)
             return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
-    sim_hz_ext_build(&s->ext, s->field, s->threads);
+    sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, sc->height);
     for (int64_t i = 0; i < n; i++)
-        sim_hz_ext_candidates(&s->ext, &s->disk, (int)(cells[i] % (uint32_t)sc->width),
-                              (int)(cells[i] / (uint32_t)sc->width), sums + 9 * i);
+        sim_hz_ext_candidates32(&s->ext, &s->disk, (int)(cells[i] % (uint32_t)sc->width),
+                                (int)(cells[i] / (uint32_t)sc->width), sums + 9 * i);
     return SIM_OK;
 }
 
@@ -412,6 +774,7 @@ static int cpu_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cel
 {
     (void)err;
     cpu_state *s = p;
+    need_pos(s);
     for (int64_t i = 0; i < n; i++)
         cells[i] = s->pos[ids[i]];
     return SIM_OK;

@@ -189,7 +189,7 @@ void sim_horizon_region(const float *field, int w, int h, int periodic, int r, c
 /* GCC and clang compile the dense row pass twice, for AVX2 and for the baseline ISA, and pick
  * one at load time: int64 (and uint32) adds and subtracts give the same bits in either. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define HZ_CLONES __attribute__((target_clones("avx2", "default")))
+#define HZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HZ_CLONES
 #endif
@@ -216,9 +216,11 @@ void sim_hz_ext_init(sim_hz_ext *e, int w, int h, int r, int periodic, int64_t *
     e->offset = offset;
     e->rows32 = NULL;
     e->maxabs = -1;
-    int64_t *zero = rows + (int64_t)h * e->stride;
-    for (int64_t k = 0; k < e->stride; k++)
-        zero[k] = 0;
+    if (rows) { /* NULL: the 32-bit rows only (sim_hz_ext_build32_rows) */
+        int64_t *zero = rows + (int64_t)h * e->stride;
+        for (int64_t k = 0; k < e->stride; k++)
+            zero[k] = 0;
+    }
     for (int yy = -r - 1; yy <= h + r; yy++) {
         int64_t row;
         if (periodic)
@@ -424,5 +426,149 @@ void sim_hz_ext_dense_width(const sim_hz_ext *e, const sim_disk *d, int64_t *out
         for (int j = 0; j <= 2 * r; j++)
             rowp[j] = e->rows + e->offset[y + j + 1] + x0; /* row y + (j - r) */
         dense_span(rowp, d->hw, 2 * r + 1, n, out + (int64_t)y * w + x0);
+    }
+}
+
+/* ---- The CPU step's path: 32-bit rows (sim_horizon.h). ---- */
+
+/* sim_fix32 of a row into p[1 .. w] and its largest magnitude: no dependence between cells, so
+ * it vectorises (the scan that follows cannot). */
+HZ_CLONES static int32_t fix_row(const float *restrict row, int w, uint32_t *restrict p)
+{
+    int32_t m = 0;
+    for (int x = 0; x < w; x++) {
+        int32_t v = sim_fix32(row[x]);
+        p[x + 1] = (uint32_t)v;
+        v = v < 0 ? -v : v;
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
+void sim_hz_ext_build32_rows(sim_hz_ext *e, const float *field, int32_t *rowmax, int y0, int y1)
+{
+    const int w = e->w, r = e->r, periodic = e->periodic;
+    for (int y = y0; y < y1; y++) {
+        uint32_t *p = e->rows32 + (int64_t)y * e->stride + r + 1; /* p[k], k in [-r-1, w+r+1] */
+        rowmax[y] = fix_row(field + (int64_t)y * w, w, p);
+        /* The prefix sums, modulo 2^32: exact for every span (sim_horizon.h). */
+        uint32_t acc = 0;
+        p[0] = 0;
+        for (int x = 1; x <= w; x++) {
+            acc += p[x];
+            p[x] = acc;
+        }
+        if (periodic) {
+            /* p[k] = p[k mod w] + floor(k / w) * total: step j = k mod w and q = floor(k / w)
+             * outwards from the row instead of dividing. */
+            uint32_t q = (uint32_t)-1;
+            for (int k = -1, j = w - 1; k >= -r - 1; k--) {
+                p[k] = p[j] + q * acc;
+                if (--j < 0) {
+                    j += w;
+                    q--;
+                }
+            }
+            q = 1;
+            for (int k = w + 1, j = 1; k <= w + r + 1; k++) {
+                if (j >= w) {
+                    j -= w;
+                    q++;
+                }
+                p[k] = p[j] + q * acc;
+                j++;
+            }
+        } else {
+            for (int k = -r - 1; k < 0; k++)
+                p[k] = 0;
+            for (int k = w + 1; k <= w + r + 1; k++)
+                p[k] = acc;
+        }
+    }
+}
+
+/* out[x] = the sum of the rows' spans, each span read as a signed 32-bit value, in int64. */
+HZ_CLONES static void dense_span_wide(const uint32_t *const *rowp, const int *hw, int rows, int n,
+                                      int64_t *restrict out)
+{
+    for (int x = 0; x < n; x++)
+        out[x] = 0;
+    for (int j = 0; j < rows; j++) {
+        const uint32_t *restrict hi = rowp[j] + hw[j] + 1;
+        const uint32_t *restrict lo = rowp[j] - hw[j];
+        for (int x = 0; x < n; x++)
+            out[x] += (int64_t)((hi[x] - lo[x]) ^ 0x80000000u) - (int64_t)0x80000000u;
+    }
+}
+
+void sim_hz_ext_dense_row(const sim_hz_ext *e, const sim_disk *d, const int32_t *rowmax,
+                          int32_t allmax, int y, int64_t *out)
+{
+    const int w = e->w, h = e->h, r = d->r;
+    const int64_t n = SIM_HZ_DENSE_ROW(w);
+    if (!e->periodic && (y < 0 || y >= h)) {
+        for (int64_t x = 0; x < n; x++)
+            out[x] = SIM_SUM_INVALID;
+        return;
+    }
+    const uint32_t *rowp[2 * 64 + 1];
+    int64_t cells = 0;
+    for (int j = 0; j <= 2 * r; j++) {
+        rowp[j] = e->rows32 + e->offset[y + j + 1] - 1; /* row y + (j - r) at column -1 */
+        cells += 2 * (int64_t)d->hw[j] + 1;
+    }
+    /* The largest cell of the grid, else of the 2r+1 rows, bounds every disk sum of the row. */
+    int narrow = (int64_t)allmax * cells < ((int64_t)1 << 31);
+    if (!narrow) {
+        int64_t m = 0;
+        for (int j = 0; j <= 2 * r; j++) {
+            int64_t row = (e->offset[y + j + 1] - r - 1) / e->stride; /* h: the zero row */
+            if (row < h && rowmax[row] > m)
+                m = rowmax[row];
+        }
+        narrow = m * cells < ((int64_t)1 << 31);
+    }
+    for (int64_t x0 = 0; x0 < n; x0 += HZ_DENSE_BLOCK32) {
+        int nb = (int)(n - x0 < HZ_DENSE_BLOCK32 ? n - x0 : HZ_DENSE_BLOCK32);
+        const uint32_t *blk[2 * 64 + 1];
+        for (int j = 0; j <= 2 * r; j++)
+            blk[j] = rowp[j] + x0;
+        if (narrow)
+            dense_span32(blk, d->hw, 2 * r + 1, nb, out + x0);
+        else
+            dense_span_wide(blk, d->hw, 2 * r + 1, nb, out + x0);
+    }
+    if (!e->periodic) {
+        out[0] = SIM_SUM_INVALID;
+        out[w + 1] = SIM_SUM_INVALID;
+    }
+}
+
+void sim_hz_ext_candidates32(const sim_hz_ext *e, const sim_disk *d, int x, int y,
+                             int64_t sums[9])
+{
+    const int r = d->r;
+    int64_t acc[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}; /* [cdy + 1][cdx + 1] */
+    const int64_t *off = e->offset + y + r + 1;
+    for (int k = -r - 1; k <= r + 1; k++) {
+        const uint32_t *row = e->rows32 + off[k] + x;
+        for (int cdy = -1; cdy <= 1; cdy++) {
+            int dy = k - cdy;
+            if (dy < -r || dy > r)
+                continue;
+            int hw = d->hw[dy + r];
+            const uint32_t *hi = row + hw + 1, *lo = row - hw;
+            for (int cdx = -1; cdx <= 1; cdx++)
+                acc[cdy + 1][cdx + 1] +=
+                    (int64_t)((hi[cdx] - lo[cdx]) ^ 0x80000000u) - (int64_t)0x80000000u;
+        }
+    }
+    for (int c = 0; c < SIM_NCAND; c++) {
+        int cx = x + sim_cand_dx(c), cy = y + sim_cand_dy(c);
+        int slot = sim_cand_slot(c);
+        if (!e->periodic && (cx < 0 || cx >= e->w || cy < 0 || cy >= e->h))
+            sums[c] = SIM_SUM_INVALID;
+        else
+            sums[c] = acc[slot / 3][slot % 3];
     }
 }

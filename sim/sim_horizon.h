@@ -115,4 +115,31 @@ void sim_hz_ext_dense(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int 
 void sim_hz_ext_dense_width(const sim_hz_ext *e, const sim_disk *d, int64_t *out, int threads,
                             int bits32);
 
+/* ---- The CPU step's path: 32-bit prefix rows only. Every row span of a disk (at most 129
+ * cells of at most 2^23) lies in (-2^31, 2^31), so its difference of two entries modulo 2^32,
+ * read as a signed 32-bit value, is the span exactly; spans summed in int64 then give any disk
+ * sum exactly, and spans summed modulo 2^32 give it exactly whenever the disk's cells bound it
+ * below 2^31 (the row maxima below). No int64 rows: 4 B per cell instead of 12. ---- */
+
+/* Builds the rows32 of rows [y0, y1) (e->rows32 attached, e->rows may be NULL) and rowmax[y] =
+ * max |sim_fix(cell)| over row y (caller memory, h entries). No OpenMP: callers split rows among
+ * their threads themselves. No division: the periodic halo steps through whole turns. */
+void sim_hz_ext_build32_rows(sim_hz_ext *e, const float *field, int32_t *rowmax, int y0, int y1);
+
+/* Entries of one dense row: columns -1 .. w. */
+#define SIM_HZ_DENSE_ROW(w) ((int64_t)(w) + 2)
+
+/* The disk sums of output row y (-1 <= y <= h; a periodic y wraps) at columns -1 .. w into
+ * out[x + 1], from rows32 (built for every row), rowmax and allmax (the largest of rowmax): in
+ * uint32 lanes when allmax, or else the 2r+1 rows' maxima, bound the sum below 2^31, else span by
+ * span in int64; the same bits either way. Bounded grids: SIM_SUM_INVALID at columns -1 and w
+ * and for the whole of rows -1 and h, so that a candidate outside the grid reads as invalid with
+ * no test. */
+void sim_hz_ext_dense_row(const sim_hz_ext *e, const sim_disk *d, const int32_t *rowmax,
+                          int32_t allmax, int y, int64_t *out);
+
+/* sim_hz_ext_candidates from rows32 (span by span in int64: exact for any field). */
+void sim_hz_ext_candidates32(const sim_hz_ext *e, const sim_disk *d, int x, int y,
+                             int64_t sums[9]);
+
 #endif

@@ -63,12 +63,12 @@ for sig in INT TERM; do
     done
 done
 
-# A second signal: slow steps (10000 Jacobi sweeps of a 256x256 field on one thread, about a
+# A second signal: slow steps (10000 Jacobi sweeps of a 512x512 field on one thread, about a
 # second each; one thread because OpenMP barriers make 10000 sweeps erratic on a busy machine),
 # a checkpoint every step. checkpoint.hzc.prev appears when the checkpoint of step 2 is renamed
 # into place, the last thing before step 3 starts; the first SIGINT comes 0.3 s later, the
 # second 0.1 s after it, while step 3 is still running.
-slow=(--backend cpu --threads 1 --set world.width=256 --set world.height=256
+slow=(--backend cpu --threads 1 --set world.width=512 --set world.height=512
       --set field.sweeps=10000 --frames-every 1)
 d="$T/twice"
 "$H" run "${slow[@]}" --out "$d" --steps 1000 --checkpoint-every 1 --quiet 2> "$T/err" &
