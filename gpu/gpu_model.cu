@@ -736,18 +736,6 @@ static int md_checksum(void *p, uint64_t *out, sim_err *err)
     return SIM_OK;
 }
 
-static int md_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
-                     int64_t n_agents, int threads, void **out, sim_err *err)
-{
-    (void)sc;
-    (void)field;
-    (void)agents;
-    (void)n_agents;
-    (void)threads;
-    *out = NULL;
-    return sim_err_set(err, SIM_EINVAL, "cuda model engine: created from a state only");
-}
-
 /* The table, member by member (C++17: no designated initializers; see gpu_backend.cu).
  * compose is NULL: sim_compose reads the output field and the agents and composes on the host,
  * exactly as for the CPU model engine. */
@@ -756,7 +744,6 @@ static constexpr sim_backend_ops make_model_ops()
     sim_backend_ops o = {};
     o.version = SIM_BACKEND_VERSION;
     o.name = "cuda";
-    o.create = md_create;
     o.destroy = md_destroy;
     o.step = md_step;
     o.step_batch = md_step_batch;

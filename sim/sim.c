@@ -42,7 +42,7 @@ static int check_ops(const sim_backend_ops *ops, sim_err *err)
                            ops->version, SIM_BACKEND_VERSION);
     const char *name = ops->name ? ops->name : "(unnamed)";
     const char *missing = !ops->name          ? "name"
-                          : !ops->create      ? "create"
+                          : !ops->create && !ops->create_state ? "create"
                           : !ops->destroy     ? "destroy"
                           : !ops->step        ? "step"
                           : !ops->step_batch  ? "step_batch"

@@ -114,7 +114,7 @@ typedef struct sim_backend_ops {
     /* ---- Model engines (sim_model.h) ----
      * A single-model backend runs plain models only and names, in `models`, the model engine
      * of its kind (NULL: none), which sim.h uses for every other model. A model engine has
-     * `models` NULL and create_state and read_state set; its `create` is never called.
+     * `models` NULL, create_state and read_state set and `create` NULL (never called).
      *
      * create_state: a backend for the scenario's model from the state st (checked by sim.h:
      * sim_state_check); the backend copies what it needs. The agent count then changes with

@@ -316,6 +316,31 @@ static const int64_t *ring_row(const ring *rg, int v)
     return rg->rows + (int64_t)(((v % rg->k) + rg->k) % rg->k) * rg->stride;
 }
 
+/* Builds the ring's row for the unwrapped row v (nothing for a row outside a bounded grid). */
+static void ring_fill(const mcpu *s, const sim_model_species *sp, const ring *rg, int v)
+{
+    const sim_model *m = &s->m;
+    const int h = m->height;
+    if (m->periodic || (v >= 0 && v < h))
+        build_row(s, sp, m->periodic ? ((v % h) + h) % h : v, (int64_t *)ring_row(rg, v));
+}
+
+/* The disk sum of radius r around column cx (in [0, w)) and unwrapped row vy, from the ring's
+ * rows [vy - r, vy + r]; the rows of a disk outside a bounded grid count 0. */
+static int64_t ring_disk_sum(const sim_model *m, const ring *rg, int r, int cx, int vy)
+{
+    int64_t sum = 0;
+    for (int dy = -r; dy <= r; dy++) {
+        const int v = vy + dy;
+        if (!m->periodic && (v < 0 || v >= m->height))
+            continue;
+        const int hw = sim_disk_halfwidth(r, dy);
+        const int64_t *p = ring_row(rg, v);
+        sum += p[cx + hw + r + 2] - p[cx - hw + r + 1];
+    }
+    return sum;
+}
+
 /* The 9 candidate scores of an agent of species sp at (x, y), from the ring's rows
  * [y - r - 1, y + r + 1] (unwrapped). A candidate outside a bounded grid or on a wall is
  * SIM_SUM_INVALID; the rows of a disk outside a bounded grid count 0. */
@@ -323,7 +348,7 @@ static void ring_scores(const mcpu *s, const sim_model_species *sp, const ring *
                         int y, int64_t out[SIM_NCAND])
 {
     const sim_model *m = &s->m;
-    const int w = m->width, h = m->height, r = sp->radius;
+    const int w = m->width, r = sp->radius;
     for (int c = 0; c < SIM_NCAND; c++) {
         int vx = x + sim_cand_dx(c), vy = y + sim_cand_dy(c);
         int64_t t = cand_cell(m, x, y, c);
@@ -331,17 +356,7 @@ static void ring_scores(const mcpu *s, const sim_model_species *sp, const ring *
             out[c] = SIM_SUM_INVALID;
             continue;
         }
-        int cx = m->periodic ? wrap1(vx, w) : vx;
-        int64_t sum = 0;
-        for (int dy = -r; dy <= r; dy++) {
-            int v = vy + dy;
-            if (!m->periodic && (v < 0 || v >= h))
-                continue;
-            int hw = sim_disk_halfwidth(r, dy);
-            const int64_t *p = ring_row(rg, v);
-            sum += p[cx + hw + r + 2] - p[cx - hw + r + 1];
-        }
-        out[c] = sum;
+        out[c] = ring_disk_sum(m, rg, r, m->periodic ? wrap1(vx, w) : vx, vy);
     }
 }
 
@@ -403,14 +418,12 @@ static void sense_band(mcpu *s, int sp_i, int64_t step, int y0, int y1, ring *rg
 {
     const sim_model *m = &s->m;
     const sim_model_species *sp = &m->species[sp_i];
-    const int w = m->width, h = m->height, r = sp->radius;
+    const int w = m->width, r = sp->radius;
     rg->k = 2 * r + 3;
     int next = y0 - r - 1; /* the next unwrapped row to build */
     for (int y = y0; y < y1; y++) {
         for (; next <= y + r + 1; next++)
-            if (m->periodic || (next >= 0 && next < h))
-                build_row(s, sp, m->periodic ? ((next % h) + h) % h : next,
-                          (int64_t *)ring_row(rg, next));
+            ring_fill(s, sp, rg, next);
         const int32_t *occ = s->occ + (int64_t)y * w;
         for (int x = 0; x < w; x++) {
             int32_t a = occ[x];
@@ -971,7 +984,6 @@ static int mcpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *y
     (void)err;
     mcpu *s = p;
     const sim_model *m = &s->m;
-    const int h = m->height;
     sim_model_species one = m->species[0];
     one.n_sense = 1;
     one.sense[0].src = m->output_field;
@@ -987,21 +999,9 @@ static int mcpu_region_sums(void *p, const int32_t *xs, int nx, const int32_t *y
         for (int iy = 0; iy < ny; iy++) {
             const int y = ys[iy];
             for (int v = y - r; v <= y + r; v++)
-                if (m->periodic || (v >= 0 && v < h))
-                    build_row(s, &one, m->periodic ? ((v % h) + h) % h : v,
-                              (int64_t *)ring_row(&rg, v));
-            for (int ix = 0; ix < nx; ix++) {
-                const int x = xs[ix];
-                int64_t sum = 0;
-                for (int dy = -r; dy <= r; dy++) {
-                    if (!m->periodic && (y + dy < 0 || y + dy >= h))
-                        continue;
-                    const int hw = sim_disk_halfwidth(r, dy);
-                    const int64_t *q = ring_row(&rg, y + dy);
-                    sum += q[x + hw + r + 2] - q[x - hw + r + 1];
-                }
-                out[(int64_t)iy * nx + ix] = sum;
-            }
+                ring_fill(s, &one, &rg, v);
+            for (int ix = 0; ix < nx; ix++)
+                out[(int64_t)iy * nx + ix] = ring_disk_sum(m, &rg, r, xs[ix], y);
         }
     }
     return SIM_OK;
@@ -1061,22 +1061,9 @@ static int mcpu_read_state(void *p, sim_state *out, sim_err *err)
     return SIM_OK;
 }
 
-static int mcpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
-                       int64_t n_agents, int threads, void **out, sim_err *err)
-{
-    (void)sc;
-    (void)field;
-    (void)agents;
-    (void)n_agents;
-    (void)threads;
-    *out = NULL;
-    return sim_err_set(err, SIM_EINVAL, "cpu model engine: created from a state only");
-}
-
 static const sim_backend_ops mcpu_ops = {
     .version = SIM_BACKEND_VERSION,
     .name = "cpu",
-    .create = mcpu_create,
     .destroy = mcpu_destroy,
     .step = mcpu_step,
     .step_batch = mcpu_step_batch,
