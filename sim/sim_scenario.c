@@ -253,6 +253,23 @@ static int absolute_path(const char *value, const char *base, char *out)
  * sets it for the duration of the parse; NULL: the working directory). */
 static _Thread_local const char *map_base;
 
+/* Why a text value (a path, a text, a map) could not be written into a scenario file and read
+ * back as itself, or NULL: libinih drops the blanks around a value, and reads a ';' after a blank
+ * as the start of a comment, including one at the value's start once written as "key = ;...".
+ * Refused when set, so that every scenario sim_scenario_write_ini writes reads back the same. */
+static const char *not_ini_text(const char *v)
+{
+    size_t n = strlen(v);
+    if (n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1])))
+        return "blanks around it (a scenario file drops them)";
+    if (v[0] == ';')
+        return "starts with ';' (a scenario file reads it as a comment)";
+    for (size_t i = 1; i < n; i++)
+        if (v[i] == ';' && isspace((unsigned char)v[i - 1]))
+            return "a ';' after a blank (a scenario file reads the rest as a comment)";
+    return NULL;
+}
+
 /* Parses value by k's type and range into the struct at base (sc, or one of its named
  * sections). */
 static int set_value(void *base, const key_def *k, const char *section, const char *value,
@@ -278,6 +295,8 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
         char full[SIM_PATH_MAX];
         if (strpbrk(value, "\r\n"))
             return bad_in(k, section, where, value, "not one line", err);
+        if (not_ini_text(value))
+            return bad_in(k, section, where, value, not_ini_text(value), err);
         if (!absolute_path(value, map_base, full))
             return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: path too long (at most %d bytes "
                                "once made absolute)", where, section, k->name,
@@ -296,6 +315,8 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
             return bad_in(k, section, where, value, "bad path", err);
         if (strpbrk(value, "\r\n"))
             return bad_in(k, section, where, value, "not one line", err);
+        if (not_ini_text(value))
+            return bad_in(k, section, where, value, not_ini_text(value), err);
         memcpy(field, value, strlen(value) + 1);
         return SIM_OK;
     }

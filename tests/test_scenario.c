@@ -372,6 +372,10 @@ static void test_error_out_of_range(void **state)
 static void test_error_enum(void **state)
 {
     (void)state;
+    /* found by fuzz_scenario: a value starting with ';' parsed, but written back as
+     * "description = ;..." it read back as a comment */
+    expect_error("[model]\ndescription =; W\n", SIM_EINVAL, "t.ini:2: model.description: ",
+                 "starts with ';'", "(allowed one line");
     expect_error("[world]\nboundary = torus\n", SIM_EINVAL, "t.ini:2: world.boundary: ",
                  "unknown value 'torus'", "(allowed periodic|wall|fixed)");
     expect_error("[agents]\nplacement = Random\n", SIM_EINVAL, "agents.placement",
@@ -735,6 +739,10 @@ static void test_set(void **state)
         {"output.dir=", "output.dir", "allowed"},
         {"run.seed= -1", "run.seed", "allowed"},
         {"agents.count=262145", "agents.count", "allowed 0 .. 262144"},
+        /* text that a scenario file could not hold as itself (it would not read back) */
+        {"model.description=a ;b", "model.description", "a ';' after a blank"},
+        {"output.dir= out", "output.dir", "blanks around it"},
+        {"model.description=;x", "model.description", "starts with ';'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sim_scenario_defaults(&sc);
