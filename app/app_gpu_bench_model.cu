@@ -4,9 +4,10 @@
  * sheep, eat them and leave scent; both live, age, breed and die), and a two-species two-field
  * model (each species senses the field the other one marks) against the single-species fast
  * path on the large scenario at the same size and against the model engine itself running one
- * species on one field with the same agents, radius and sweeps. Whole steps are timed on the host clock (each
- * step returns its statistics; medians of runs); the phases of a model step are event-timed
- * inside real steps (gpu_md_timing) and averaged.
+ * species on one field with the same agents, radius and sweeps. Whole steps are timed on the
+ * host clock, in batches of 64 queued steps as `horizon run` steps (and, for comparison, one
+ * step at a time); medians of runs. The phases of a model step are event-timed inside single
+ * steps (gpu_md_timing) and averaged.
  *
  * Targets (the issue's, on an H200): wolf-sheep-grass >= 1500 steps/s and >= 100x the CPU model
  * engine on the machine's cores; the two-species two-field step <= 2x the one-species step
@@ -108,26 +109,36 @@ static int large_scenario(int side, sim_scenario *sc, sim_err *err)
 }
 
 /* Median steps/s over `runs` runs of `steps` steps without statistics, after `warm` steps, on a
- * fresh instance of ops; *agents: the count after the first run. */
+ * fresh instance of ops; *agents: the count after the first run. batch > 1: the steps go in
+ * sim_step_batch calls of that many (the way `horizon run` steps: queued, one wait a batch);
+ * 1: sim_step, one wait a step. */
 static int rate(const sim_scenario *sc, const sim_backend_ops *ops, int threads, int warm,
-                int steps, int runs, double *out, int64_t *agents, sim_err *err)
+                int steps, int runs, int batch, double *out, int64_t *agents, sim_err *err)
 {
     sim *s = NULL;
     GPU_TRY(sim_create(sc, ops, threads, &s, err));
-    sim_stats st;
+    static sim_stats st[SIM_STEP_BATCH_MAX];
+    if (batch > SIM_STEP_BATCH_MAX)
+        batch = SIM_STEP_BATCH_MAX;
     int rc = SIM_OK;
     double r[16];
     if (runs > 16)
         runs = 16;
     for (int k = 0; k < warm && rc == SIM_OK; k++)
-        rc = sim_step(s, 0, &st);
+        rc = sim_step(s, 0, &st[0]);
+    int64_t last = 0;
     for (int i = 0; i < runs && rc == SIM_OK; i++) {
         double t0 = now_s();
-        for (int k = 0; k < steps && rc == SIM_OK; k++)
-            rc = sim_step(s, 0, &st);
+        for (int k = 0; k < steps && rc == SIM_OK;) {
+            const int n = steps - k < batch ? steps - k : batch;
+            memset(st, 0, (size_t)n * sizeof st[0]);
+            rc = n == 1 ? sim_step(s, 0, &st[0]) : sim_step_batch(s, n, NULL, st);
+            last = st[n - 1].agents;
+            k += n;
+        }
         r[i] = steps / (now_s() - t0);
         if (i == 0 && agents)
-            *agents = st.agents;
+            *agents = last;
     }
     if (rc != SIM_OK)
         sim_err_set(err, rc, "%s", sim_errmsg(s));
@@ -203,22 +214,29 @@ static int bench_models(gpu_bench_ctx *c, int side, sim_err *err)
     GPU_TRY(duo_scenario(side, &duo, err));
     GPU_TRY(solo_scenario(side, &solo, err));
     GPU_TRY(large_scenario(side, &large, err));
-    const int gsteps = c->quick ? 20 : 200, gruns = c->quick ? 1 : 5;
+    /* batches of 64 steps: ~40 ms of wolf-sheep-grass, as `horizon run` sizes them (<= 50 ms) */
+    const int gsteps = c->quick ? 64 : 192, gruns = c->quick ? 1 : 5, B = 64;
     const int threads = omp_get_max_threads();
     double gpu = 0, cpu = 0, duo_rate = 0, fast = 0, solo_rate = 0;
+    double gpu1 = 0, duo1 = 0, fast1 = 0;
     double parts[4] = {0, 0, 0, 0}, dparts[4] = {0, 0, 0, 0}, sparts[4] = {0, 0, 0, 0};
     int64_t agents = 0;
     int equal = 0, dequal = 0;
-    GPU_TRY(rate(&wsg, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, &gpu, &agents, err));
+    GPU_TRY(rate(&wsg, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, B, &gpu, &agents, err));
     GPU_TRY(rate(&wsg, sim_cpu_model_backend(), threads, 1, c->quick ? 1 : 3, c->quick ? 1 : 3,
-                 &cpu, NULL, err));
+                 1, &cpu, NULL, err));
     GPU_TRY(engines_equal(&wsg, c->quick ? 2 : 3, &equal, err));
     double life[GPU_MD_LIFE_MARKS];
     int bs[6] = {0, 0, 0, 0, 0, 0};
     GPU_TRY(model_parts(c, &wsg, 0, 0, parts, life, &bs[0], err));
-    GPU_TRY(rate(&duo, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, &duo_rate, NULL, err));
-    GPU_TRY(rate(&large, gpu_cuda_backend(), 0, 10, gsteps, gruns, &fast, NULL, err));
-    GPU_TRY(rate(&solo, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, &solo_rate, NULL, err));
+    GPU_TRY(rate(&duo, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, B, &duo_rate, NULL, err));
+    GPU_TRY(rate(&large, gpu_cuda_backend(), 0, 10, gsteps, gruns, B, &fast, NULL, err));
+    GPU_TRY(rate(&solo, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, B, &solo_rate, NULL,
+                 err));
+    /* and one step at a time (a wait after each), as before the steps were queued */
+    GPU_TRY(rate(&wsg, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, 1, &gpu1, NULL, err));
+    GPU_TRY(rate(&duo, gpu_cuda_model_backend(), 0, 10, gsteps, gruns, 1, &duo1, NULL, err));
+    GPU_TRY(rate(&large, gpu_cuda_backend(), 0, 10, gsteps, gruns, 1, &fast1, NULL, err));
     GPU_TRY(engines_equal(&duo, 2, &dequal, err));
     GPU_TRY(model_parts(c, &duo, 0, 0, dparts, NULL, &bs[1], err));
     int bsolo = 0;
@@ -238,9 +256,12 @@ static int bench_models(gpu_bench_ctx *c, int side, sim_err *err)
             "%d steps; grass grows, scent diffuses 2 sweeps; eating, births, deaths):\n",
             (long long)wsg.species[0].count, (long long)wsg.species[1].count, (long long)agents,
             10 + gsteps);
-    fprintf(c->table, "    gpu %.0f steps/s (%.3f ms/step, median of %d runs of %d); cpu %.2f "
-            "steps/s; gpu/cpu %.0fx; checksums equal: %s\n", gpu, 1e3 / gpu, gruns, gsteps, cpu,
-            ratio, equal ? "yes" : "NO");
+    fprintf(c->table, "    gpu %.0f steps/s (%.3f ms/step, median of %d runs of %d in batches "
+            "of %d); cpu %.2f steps/s; gpu/cpu %.0fx; checksums equal: %s\n", gpu, 1e3 / gpu,
+            gruns, gsteps, B, cpu, ratio, equal ? "yes" : "NO");
+    fprintf(c->table, "    one step at a time (a wait after each): wolf-sheep-grass %.0f steps/s "
+            "(%.3f ms), two species %.0f (%.3f ms), fast path %.0f (%.3f ms)\n", gpu1,
+            1e3 / gpu1, duo1, 1e3 / duo1, fast1, 1e3 / fast1);
     fprintf(c->table, "    phases (ms/step, in the step): sense+decide+claim %.4f, life (move, "
             "eat, live, breed, compact+deposit) %.4f, fields %.4f, host/read-back/gaps %.4f\n",
             parts[0], parts[1], parts[2], parts[3]);
@@ -280,11 +301,13 @@ static int bench_models(gpu_bench_ctx *c, int side, sim_err *err)
                 "\"two_species\": {\"gpu_steps_per_s\": %.1f, \"fast_path_steps_per_s\": %.1f, "
                 "\"cost_vs_fast\": %.3f, \"one_species_steps_per_s\": %.1f, "
                 "\"cost_vs_one_species\": %.3f, \"checksums_equal\": %s, \"parts_ms\": "
-                "{\"sense\": %.4f, \"life\": %.4f, \"fields\": %.4f, \"host\": %.4f}}}", side,
+                "{\"sense\": %.4f, \"life\": %.4f, \"fields\": %.4f, \"host\": %.4f}}, "
+                "\"batch\": %d, \"one_step_at_a_time\": {\"wolf_sheep_grass\": %.1f, "
+                "\"two_species\": %.1f, \"fast_path\": %.1f}}", side,
                 threads, (long long)wsg.species[0].count, (long long)wsg.species[1].count, gpu,
                 cpu, ratio, equal ? "true" : "false", parts[0], parts[1], parts[2], parts[3],
                 duo_rate, fast, cost, solo_rate, cost1, dequal ? "true" : "false", dparts[0],
-                dparts[1], dparts[2], dparts[3]);
+                dparts[1], dparts[2], dparts[3], B, gpu1, duo1, fast1);
     }
     if (!equal || !dequal)
         c->failed++;

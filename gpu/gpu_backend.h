@@ -52,6 +52,10 @@ int gpu_model_memory(const sim_scenario *sc, sim_mem *out);
  * gpu_cuda_model_backend(). For tests. */
 void gpu_model_held(const void *state, size_t *bytes, long *blocks);
 
+/* How many chunks of queued steps that instance cut short so far: a step's commit found the
+ * agents past the chunk's launch bound or without room to double (gpu_model.h). For tests. */
+long gpu_model_halts(const void *state);
+
 /* Number of usable CUDA devices. When 0, `why` (n bytes, may be NULL) gets a one-line reason
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
 int gpu_probe(char *why, size_t n);

@@ -38,6 +38,7 @@ void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p)
     p->keep = 1.0f - sc->decay;
     p->js_rows = 0;
     p->js_batch = 0;
+    p->halt = NULL;
 }
 
 __device__ __forceinline__ int jwrap(int v, int n)
@@ -108,6 +109,8 @@ __global__ void __launch_bounds__(32 * GPU_JS_WARPS)
 js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int rows)
 {
+    if (p.halt && *p.halt)
+        return; /* the whole grid */
     const int lane = threadIdx.x;
     const int x0 = ((int)blockIdx.x * 32 + lane) * VEC;
     const int yb = ((int)blockIdx.y * GPU_JS_WARPS + (int)threadIdx.y) * rows;
@@ -232,14 +235,18 @@ __host__ __device__ constexpr int jf_rh(int K)
  * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
  * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
  * which never reaches the inner part after K sweeps.
- * occ (not NULL): the agents' deposit, folded in: every cell whose bit is set in the occupancy
- * bitmap is loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the
- * move kernel need not read and write the field. */
-template <int K, int BND>
+ * DEP: the agents' deposit, folded in: every cell whose bit is set in the occupancy bitmap occ is
+ * loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the move kernel
+ * need not read and write the field. Without it (Laplace, a model's fields) the instance has no
+ * bitmap loads or branches between the copies: they cost 8-20% when they were tested at run
+ * time. */
+template <int K, int BND, bool DEP>
 __global__ void __launch_bounds__(GPU_JF_THREADS)
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit)
 {
+    if (p.halt && *p.halt)
+        return; /* the whole grid */
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), TX = RW - 2 * K, TY = RH - 2 * K;
     constexpr int RPW = RH / (GPU_JF_THREADS / 32);
     static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
@@ -276,7 +283,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             if (inside) {
                 const size_t gi = (size_t)gy * p.w + gx;
                 __pipeline_memcpy_async(d, &src[gi], sizeof(float));
-                if (occ && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
+                if (DEP && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
                     dep |= 1u << (q * (RW / 32) + k);
             } else {
                 *d = 0.0f;
@@ -286,7 +293,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     __pipeline_commit();
     __pipeline_wait_prior(0);
     /* The thread's own copies are complete and visible to it: add the deposits to them. */
-    if (dep) {
+    if (DEP && dep) {
 #pragma unroll
         for (int q = 0; q < RPW; q++)
 #pragma unroll
@@ -367,10 +374,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
 }
 
 /* Multiplies every cell by keep (decay without sweeps). */
-__global__ void decay_kernel(float *f, size_t n, float keep)
+__global__ void decay_kernel(float *f, size_t n, float keep, const unsigned *halt)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
+    if (i < n && !(halt && *halt))
         f[i] = SIM_FMUL(f[i], keep);
 }
 
@@ -382,17 +389,24 @@ static size_t jf_smem_bytes(int K)
     return 2 * (size_t)GPU_JF_RW * (size_t)jf_rh(K) * sizeof(float);
 }
 
-template <int K, int BND>
-static int jf_init_kb(sim_err *err)
+template <int K, int BND, bool DEP>
+static int jf_init_kbd(sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)jf_smem_bytes(K)));
     /* The largest shared-memory carve-out, so that several blocks fit on a multiprocessor. */
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
     return SIM_OK;
+}
+
+template <int K, int BND>
+static int jf_init_kb(sim_err *err)
+{
+    GPU_TRY((jf_init_kbd<K, BND, false>(err)));
+    return jf_init_kbd<K, BND, true>(err);
 }
 
 template <int K>
@@ -473,8 +487,12 @@ static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned
     const int TX = GPU_JF_RW - 2 * K, TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     int cheap = p->w >= GPU_JF_RW && p->h >= jf_rh(K);
-    jf_kernel<K, BND><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(*p, src, dst, res, decay,
-                                                                     cheap, dep.occ, dep.deposit);
+    if (dep.occ)
+        jf_kernel<K, BND, true><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit);
+    else
+        jf_kernel<K, BND, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, NULL, 0.0f);
 }
 
 template <int BND>
@@ -543,7 +561,7 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
         if (decay) {
             size_t n = (size_t)p->w * p->h;
             decay_kernel<<<(unsigned)((n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS,
-                           0, s>>>(*d_cur, n, p->keep);
+                           0, s>>>(*d_cur, n, p->keep, p->halt);
             GPU_CHECK_LAUNCH(err, s);
         }
         return SIM_OK;

@@ -21,6 +21,9 @@ typedef struct gpu_jac {
     float a, one_minus_a, keep;
     int js_rows;  /* rows per warp of the one-sweep kernel; 0: the policy's choice */
     int js_batch; /* rows it loads ahead (4 or 8); 0: the policy's choice (GPU_JS_BATCH) */
+    /* Not NULL: a device word; while it is non-zero every kernel of a run returns at once
+     * (the model engine's queued steps after one that could not run; gpu_model.h). */
+    const unsigned *halt;
 } gpu_jac;
 
 void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p);

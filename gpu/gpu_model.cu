@@ -179,17 +179,19 @@ static void md_destroy(void *p)
     gpu_alloc_free(g->d_params);
     gpu_alloc_free(g->d_occ);
     gpu_alloc_free(g->d_claim);
-    gpu_alloc_free(g->d_ctl);
-    gpu_alloc_free(g->d_colsum);
+    gpu_alloc_free(g->d_run);
+    gpu_alloc_free(g->d_ring);
+    gpu_alloc_free(g->d_csring);
     gpu_alloc_free(g->d_probe);
-    gpu_alloc_free_pinned(g->h_ctl);
+    gpu_alloc_free_pinned(g->h_run);
+    gpu_alloc_free_pinned(g->h_ring);
     for (int k = 0; k < 4; k++)
         if (g->ev[k])
             cudaEventDestroy(g->ev[k]);
     for (int k = 0; k < GPU_MD_LIFE_MARKS; k++)
         if (g->lev[k])
             cudaEventDestroy(g->lev[k]);
-    gpu_alloc_free_pinned(g->h_colsum);
+    gpu_alloc_free_pinned(g->h_csring);
     sim_free(g->h_walls);
     if (g->stream)
         cudaStreamDestroy(g->stream);
@@ -322,6 +324,27 @@ static int64_t start_room(const sim_model *m, int64_t n)
     return n;
 }
 
+/* A control slot: the step's block and its fields' blocks, rounded to 16 bytes. */
+static size_t slot_bytes_of(int n_fields)
+{
+    return (sizeof(gpu_md_ctl) + (size_t)n_fields * sizeof(gpu_ctl) + 15) & ~(size_t)15;
+}
+
+/* Points the step being queued or read at slot k of the control ring and, when cs >= 0, slot cs
+ * of the column sums' ring. */
+static void use_slot(gpu_model *g, int k, int cs)
+{
+    g->d_ctl = (gpu_md_ctl *)(g->d_ring + (size_t)k * g->slot_bytes);
+    g->h_ctl = (gpu_md_ctl *)(g->h_ring + (size_t)k * g->slot_bytes);
+    g->d_fctl = (gpu_ctl *)(g->d_ctl + 1);
+    g->h_fctl = (gpu_ctl *)(g->h_ctl + 1);
+    if (cs >= 0) {
+        const size_t per = (size_t)g->m.n_fields * (size_t)g->m.width;
+        g->d_colsum = g->d_csring + (size_t)cs * per;
+        g->h_colsum = g->h_csring + (size_t)cs * per;
+    }
+}
+
 /* Device bytes for model m with room for cap agents, split as gpu_model_memory reports them
  * (what create takes, allocation for allocation; the capacity map counted when the model names
  * one, though create leaves a uniform one off the device). */
@@ -347,8 +370,9 @@ static void model_memory(const sim_model *m, int64_t cap, sim_mem *out)
     const size_t n = (size_t)(cap > 0 ? cap : 1);
     const size_t agents = arrays_bytes((int64_t)n, life ? 2 : 1, life, life, NULL);
     out->per_agent = (double)agents / (double)n;
-    out->other = sizeof(gpu_md_params) + sizeof(gpu_md_ctl) +
-                 (size_t)m->n_fields * ((size_t)m->width * sizeof(double) + sizeof(gpu_ctl));
+    out->other = sizeof(gpu_md_params) + sizeof(gpu_md_run) +
+                 SIM_STEP_BATCH_MAX * slot_bytes_of(m->n_fields) +
+                 (size_t)m->n_fields * (size_t)m->width * sizeof(double);
     if (!m->n_fields)
         out->other += cells * sizeof(float); /* the spare array, allocated all the same */
     out->total = cells * (12 + (size_t)m->n_fields * 4 + (m->n_fields ? 4 : 0) + maps) + agents +
@@ -373,6 +397,11 @@ extern "C" void gpu_model_held(const void *state, size_t *bytes, long *blocks)
     const gpu_model *g = (const gpu_model *)state;
     *bytes = g->bytes;
     *blocks = g->blocks;
+}
+
+extern "C" long gpu_model_halts(const void *state)
+{
+    return ((const gpu_model *)state)->halts;
 }
 
 extern "C" size_t gpu_model_estimate_bytes(const sim_scenario *sc)
@@ -427,6 +456,11 @@ static int upload(gpu_model *g, const sim_state *in, sim_err *err)
         }
     }
     GPU_CHECK(err, cudaMemcpyAsync(g->d_params, &g->p, sizeof g->p, cudaMemcpyHostToDevice, s));
+    g->h_run->n = (unsigned long long)g->n;
+    g->h_run->next_id = g->next_id;
+    g->h_run->halt = 0;
+    GPU_CHECK(err, cudaMemcpyAsync(g->d_run, g->h_run, sizeof *g->h_run, cudaMemcpyHostToDevice,
+                                   s));
     /* claim words are 0 between phases from here on: each claim is cleared by its winner */
     GPU_CHECK(err, cudaMemsetAsync(g->d_claim, 0, cells * sizeof(unsigned long long), s));
     GPU_CHECK(err, cudaStreamSynchronize(s));
@@ -522,19 +556,26 @@ static int create_inner(gpu_model *g, const sim_state *in, sim_err *err)
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_occ, cells * sizeof(uint32_t), "occupancy", err));
     GPU_TRY(gpu_model_alloc(g, (void **)&g->d_claim, cells * sizeof(unsigned long long), "claims",
                             err));
-    /* one block for the control and the fields' control: one memset and one copy a step */
-    const size_t ctl_bytes = sizeof(gpu_md_ctl) + (size_t)m->n_fields * sizeof(gpu_ctl);
-    static_assert(sizeof(gpu_md_ctl) % 8 == 0, "gpu_ctl follows gpu_md_ctl");
-    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_ctl, ctl_bytes, "control", err));
-    g->d_fctl = (gpu_ctl *)(g->d_ctl + 1);
-    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_colsum, (size_t)m->n_fields * w * sizeof(double),
-                            "column sums", err));
-    GPU_TRY(gpu_alloc_pinned((void **)&g->h_ctl, ctl_bytes, "control readback", err));
+    /* the device's count and id counter, and the rings of control slots and column sums */
+    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_run, sizeof(gpu_md_run), "agent count", err));
+    GPU_TRY(gpu_alloc_pinned((void **)&g->h_run, sizeof(gpu_md_run), "agent count readback",
+                             err));
     g->blocks++; /* pinned: counted by gpu_alloc_live, not in bytes */
-    g->h_fctl = (gpu_ctl *)(g->h_ctl + 1);
-    GPU_TRY(gpu_alloc_pinned((void **)&g->h_colsum, (size_t)m->n_fields * w * sizeof(double),
+    static_assert(sizeof(gpu_md_ctl) % 8 == 0, "gpu_ctl follows gpu_md_ctl");
+    g->slot_bytes = slot_bytes_of(m->n_fields);
+    const size_t ring = SIM_STEP_BATCH_MAX * g->slot_bytes;
+    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_ring, ring, "control ring", err));
+    GPU_TRY(gpu_alloc_pinned((void **)&g->h_ring, ring, "control readback", err));
+    g->blocks++;
+    GPU_TRY(gpu_model_alloc(g, (void **)&g->d_csring, (size_t)m->n_fields * w * sizeof(double),
+                            "column sums", err));
+    GPU_TRY(gpu_alloc_pinned((void **)&g->h_csring, (size_t)m->n_fields * w * sizeof(double),
                              "column sums readback", err));
     g->blocks++;
+    g->cs_slots = 1;
+    for (int f = 0; f < m->n_fields; f++)
+        g->jac[f].halt = &g->d_run->halt;
+    use_slot(g, 0, 0);
     GPU_TRY(reserve(g, room, err));
     GPU_TRY(gpu_md_plan_make(g, 0, 0, err));
     return upload(g, in, err);
@@ -571,27 +612,10 @@ static int md_create_state(const sim_scenario *sc, const sim_state *in, int thre
 
 /* ---- The step ---- */
 
-/* Zeroes the control blocks. */
+/* Zeroes the current control slot (a checksum outside the steps). */
 static int ctl_reset(gpu_model *g, sim_err *err)
 {
-    GPU_CHECK(err, cudaMemsetAsync(g->d_ctl, 0,
-                                   sizeof(gpu_md_ctl) + (size_t)g->m.n_fields * sizeof(gpu_ctl),
-                                   g->stream));
-    return SIM_OK;
-}
-
-/* Copies the control blocks (and the column sums) back and waits for the device. */
-static int readback(gpu_model *g, int colsums, sim_err *err)
-{
-    cudaStream_t s = g->stream;
-    GPU_CHECK(err, cudaMemcpyAsync(g->h_ctl, g->d_ctl,
-                                   sizeof(gpu_md_ctl) + (size_t)g->m.n_fields * sizeof(gpu_ctl),
-                                   cudaMemcpyDeviceToHost, s));
-    if (colsums)
-        GPU_CHECK(err, cudaMemcpyAsync(g->h_colsum, g->d_colsum,
-                                       (size_t)g->m.n_fields * g->p.w * sizeof(double),
-                                       cudaMemcpyDeviceToHost, s));
-    GPU_CHECK(err, cudaStreamSynchronize(s));
+    GPU_CHECK(err, cudaMemsetAsync(g->d_ctl, 0, g->slot_bytes, g->stream));
     return SIM_OK;
 }
 
@@ -622,51 +646,60 @@ static void fill_stats(const gpu_model *g, sim_stats *st)
     sim_stats_model_finish(m, efix, residual, sum, st);
 }
 
-static int md_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+/* The launch bound of a chunk of queued steps (gpu_model.h): the count now when it cannot grow;
+ * with births, a sixteenth more (at least 1024), within the room the arrays have for the count
+ * to double (reserve made room for the count now). */
+static int64_t chunk_bound(const gpu_model *g)
 {
-    gpu_model *g = (gpu_model *)p;
-    const sim_model *m = &g->m;
-    GPU_TRY(reserve(g, room_for(g), err));
-    GPU_TRY(ctl_reset(g, err));
-    unsigned mask = 0;
-    for (int s = 0; s < m->n_species; s++)
-        if (g->count[s] > 0)
-            mask |= 1u << s;
-    const int64_t n0 = g->n;
+    if (!g->any_births)
+        return g->n;
+    int64_t b = g->n + (g->n / 16 > 1024 ? g->n / 16 : 1024);
+    if (b > g->cells)
+        b = g->cells;
+    if (g->cap < g->cells && 2 * b > g->cap)
+        b = g->cap / 2 > g->n ? g->cap / 2 : g->n;
+    return b;
+}
+
+/* The event marks of the bench's phase timing (gpu_md_timing). */
+static int mark_phase(gpu_model *g, int k, sim_err *err)
+{
     if (g->timing)
-        GPU_CHECK(err, cudaEventRecord(g->ev[0], g->stream));
+        GPU_CHECK(err, cudaEventRecord(g->ev[k], g->stream));
+    return SIM_OK;
+}
+
+/* Queues step `step` as step k of a chunk (its slots set by use_slot, zeroed): sense, life,
+ * fields, statistics, the commit. n0: the agents at the chunk's start (none: none can appear);
+ * mask: the species that had agents then (a species never comes back). */
+static int queue_step(gpu_model *g, int64_t step, int want_stats, int k, int64_t bound,
+                      int64_t n0, unsigned mask, sim_err *err)
+{
+    GPU_TRY(mark_phase(g, 0, err));
     if (n0 > 0)
         GPU_TRY(gpu_md_sense(g, (unsigned long long)step, mask, err));
-    if (g->timing)
-        GPU_CHECK(err, cudaEventRecord(g->ev[1], g->stream));
+    GPU_TRY(mark_phase(g, 1, err));
     if (n0 > 0)
-        GPU_TRY(gpu_md_life(g, (unsigned long long)step, err));
-    if (g->timing)
-        GPU_CHECK(err, cudaEventRecord(g->ev[2], g->stream));
+        GPU_TRY(gpu_md_life(g, (unsigned long long)step, bound, err));
+    GPU_TRY(mark_phase(g, 2, err));
     GPU_TRY(gpu_md_fields(g, want_stats, err));
-    if (g->timing)
-        GPU_CHECK(err, cudaEventRecord(g->ev[3], g->stream));
-    const int compacted = n0 > 0 && g->compact;
+    GPU_TRY(mark_phase(g, 3, err));
     if (want_stats) {
-        /* after a compaction the count is on the device; at most n0 + births <= room */
-        const int64_t bound = compacted ? room_for(g) : g->n;
-        GPU_TRY(gpu_md_stats(g, compacted ? &g->d_ctl->n : NULL, bound, err));
+        /* after a compaction the count is in the step's slot; at most the room, 2 * bound */
+        const int compacted = n0 > 0 && g->compact;
+        GPU_TRY(gpu_md_stats(g, compacted ? &g->d_ctl->n : &g->d_run->n,
+                             compacted ? g->cap : bound, err));
     }
-    GPU_TRY(readback(g, want_stats, err));
-    if (g->timing) {
-        for (int k = 0; k < 3; k++) {
-            float ms = 0.0f;
-            GPU_CHECK(err, cudaEventElapsedTime(&ms, g->ev[k], g->ev[k + 1]));
-            g->phase_ms[k] += ms;
-        }
-        for (int k = 0; n0 > 0 && k < GPU_MD_LIFE_MARKS; k++) {
-            float ms = 0.0f;
-            GPU_CHECK(err, cudaEventElapsedTime(&ms, k ? g->lev[k - 1] : g->ev[1], g->lev[k]));
-            g->life_ms[k] += ms;
-        }
-        g->phase_steps++;
-    }
+    return gpu_md_commit(g, k, bound, err);
+}
+
+/* Reads step `step` out of its slots (use_slot) into st, and advances the host's count, id
+ * counter and species counts as the step did. */
+static int finish_step(gpu_model *g, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    const sim_model *m = &g->m;
     const gpu_md_ctl *c = g->h_ctl;
+    const int compacted = g->n > 0 && g->compact;
     st->n_species = m->n_species;
     st->n_fields = m->n_fields;
     memset(st->species, 0, sizeof st->species);
@@ -697,6 +730,153 @@ static int md_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err
     return SIM_OK;
 }
 
+/* Room in the column sums' ring for `want` steps with statistics (a power of two, at most
+ * SIM_STEP_BATCH_MAX); a ring that cannot be had in full is tried at half the size, and so on,
+ * the one slot from create staying when none can. */
+static void grow_csring(gpu_model *g, int want)
+{
+    int slots = 1;
+    while (slots < want && slots < SIM_STEP_BATCH_MAX)
+        slots *= 2;
+    const size_t per = (size_t)g->m.n_fields * (size_t)g->m.width * sizeof(double);
+    for (; slots > g->cs_slots; slots /= 2) {
+        double *d = NULL, *h = NULL;
+        sim_err e;
+        if (gpu_alloc_device((void **)&d, (size_t)slots * per, "column sums", &e) != SIM_OK)
+            continue;
+        if (gpu_alloc_pinned((void **)&h, (size_t)slots * per, "column sums readback", &e) !=
+            SIM_OK) {
+            gpu_alloc_free(d);
+            continue;
+        }
+        gpu_alloc_free(g->d_csring);
+        gpu_alloc_free_pinned(g->h_csring);
+        g->bytes += (size_t)(slots - g->cs_slots) * per;
+        g->d_csring = d;
+        g->h_csring = h;
+        g->cs_slots = slots;
+        return;
+    }
+}
+
+/* Where a queued step found the buffers: its fields' arrays and agent set. */
+typedef struct md_roles {
+    float *field[SIM_MAX_FIELDS], *spare;
+    int cur;
+} md_roles;
+
+static md_roles roles_of(const gpu_model *g)
+{
+    md_roles r;
+    memcpy(r.field, g->d_field, sizeof r.field);
+    r.spare = g->d_spare;
+    r.cur = g->cur;
+    return r;
+}
+
+static void roles_set(gpu_model *g, const md_roles *r)
+{
+    memcpy(g->d_field, r->field, sizeof r->field);
+    g->d_spare = r->spare;
+    g->cur = r->cur;
+}
+
+/* One chunk of a batch: from step `step`, at most n steps, as many as the column sums' ring has
+ * slots for those that want statistics; queued, read back with one synchronisation, decoded.
+ * *ran: the steps that ran (>= 1: the first always runs; reserve made room for it). */
+static int run_chunk(gpu_model *g, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
+                     int *ran, sim_err *err)
+{
+    const sim_model *m = &g->m;
+    GPU_TRY(reserve(g, room_for(g), err));
+    const int64_t bound = chunk_bound(g), n0 = g->n;
+    unsigned mask = 0;
+    for (int s = 0; s < m->n_species; s++)
+        if (g->count[s] > 0)
+            mask |= 1u << s;
+    md_roles roles[SIM_STEP_BATCH_MAX];
+    GPU_CHECK(err, cudaMemsetAsync(g->d_ring, 0, (size_t)n * g->slot_bytes, g->stream));
+    int k = 0, cs = 0;
+    for (; k < n; k++) {
+        const int ws = want_stats && want_stats[k];
+        if (ws && cs == g->cs_slots)
+            break;
+        roles[k] = roles_of(g);
+        use_slot(g, k, ws ? cs++ : -1);
+        GPU_TRY(queue_step(g, step + k, ws, k, bound, n0, mask, err));
+    }
+    cudaStream_t s = g->stream;
+    GPU_CHECK(err, cudaMemcpyAsync(g->h_run, g->d_run, sizeof *g->h_run, cudaMemcpyDeviceToHost,
+                                   s));
+    GPU_CHECK(err, cudaMemcpyAsync(g->h_ring, g->d_ring, (size_t)k * g->slot_bytes,
+                                   cudaMemcpyDeviceToHost, s));
+    if (cs)
+        GPU_CHECK(err, cudaMemcpyAsync(g->h_csring, g->d_csring,
+                                       (size_t)cs * m->n_fields * m->width * sizeof(double),
+                                       cudaMemcpyDeviceToHost, s));
+    GPU_CHECK(err, cudaStreamSynchronize(s));
+    /* halt k + 1 or beyond: steps from k on did nothing; a commit may have stopped the step
+     * after this chunk's last, which the next chunk (its first step always runs) begins with */
+    int done = k;
+    if (g->h_run->halt) {
+        if ((int)g->h_run->halt - 1 < k)
+            done = (int)g->h_run->halt - 1;
+        GPU_CHECK(err, cudaMemsetAsync(&g->d_run->halt, 0, sizeof(unsigned), s));
+    }
+    cs = 0;
+    for (int j = 0; j < done; j++) {
+        const int ws = want_stats && want_stats[j];
+        use_slot(g, j, ws ? cs++ : -1);
+        GPU_TRY(finish_step(g, step + j, ws, &out[j], err));
+    }
+    if (done < k) {
+        /* steps done .. k-1 did nothing: back to the roles step `done` found, and on */
+        roles_set(g, &roles[done]);
+        g->halts++;
+    }
+    *ran = done;
+    return SIM_OK;
+}
+
+static int md_step_batch(void *p, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
+                         sim_err *err)
+{
+    gpu_model *g = (gpu_model *)p;
+    int wanted = 0;
+    for (int k = 0; want_stats && k < n; k++)
+        wanted += want_stats[k] != 0;
+    if (wanted > g->cs_slots)
+        grow_csring(g, wanted);
+    for (int done = 0; done < n;) {
+        int ran = 0;
+        GPU_TRY(run_chunk(g, step + done, n - done, want_stats ? want_stats + done : NULL,
+                          out + done, &ran, err));
+        done += ran;
+    }
+    return SIM_OK;
+}
+
+static int md_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    gpu_model *g = (gpu_model *)p;
+    const uint8_t ws = want_stats != 0;
+    GPU_TRY(md_step_batch(p, step, 1, &ws, st, err));
+    if (g->timing) {
+        for (int k = 0; k < 3; k++) {
+            float ms = 0.0f;
+            GPU_CHECK(err, cudaEventElapsedTime(&ms, g->ev[k], g->ev[k + 1]));
+            g->phase_ms[k] += ms;
+        }
+        for (int k = 0; g->n > 0 && k < GPU_MD_LIFE_MARKS; k++) {
+            float ms = 0.0f;
+            GPU_CHECK(err, cudaEventElapsedTime(&ms, k ? g->lev[k - 1] : g->ev[1], g->lev[k]));
+            g->life_ms[k] += ms;
+        }
+        g->phase_steps++;
+    }
+    return SIM_OK;
+}
+
 int gpu_md_timing(gpu_model *g, int on, sim_err *err)
 {
     for (int k = 0; k < 4 && on; k++)
@@ -713,22 +893,21 @@ int gpu_md_timing(gpu_model *g, int on, sim_err *err)
     return SIM_OK;
 }
 
-static int md_step_batch(void *p, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
-                         sim_err *err)
-{
-    for (int k = 0; k < n; k++)
-        GPU_TRY(md_step(p, step + k, want_stats && want_stats[k], &out[k], err));
-    return SIM_OK;
-}
-
 /* ---- Reads ---- */
 
 static int md_checksum(void *p, uint64_t *out, sim_err *err)
 {
     gpu_model *g = (gpu_model *)p;
+    use_slot(g, 0, 0);
     GPU_TRY(ctl_reset(g, err));
     GPU_TRY(gpu_md_stats(g, NULL, g->n, err));
-    GPU_TRY(readback(g, 1, err));
+    cudaStream_t s = g->stream;
+    GPU_CHECK(err, cudaMemcpyAsync(g->h_ring, g->d_ring, g->slot_bytes, cudaMemcpyDeviceToHost,
+                                   s));
+    GPU_CHECK(err, cudaMemcpyAsync(g->h_csring, g->d_csring,
+                                   (size_t)g->m.n_fields * g->m.width * sizeof(double),
+                                   cudaMemcpyDeviceToHost, s));
+    GPU_CHECK(err, cudaStreamSynchronize(s));
     sim_stats st;
     memset(&st, 0, sizeof st);
     fill_stats(g, &st);

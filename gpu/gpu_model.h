@@ -18,9 +18,18 @@
  *   fields (gpu_model_fields.cu) per field: growth, sweeps (the fast path's Jacobi kernels when
  *                               the model has no walls and the field no sources, else a sweep
  *                               with walls and sources), decay, sources held; statistics.
- * One synchronisation per step: the control block (and the column sums with statistics) comes
- * back at its end. Nothing is allocated inside a step except when the agents outgrow their
- * arrays (capacity min(2n, cells) before a step that may breed, doubled).
+ * Steps are queued: a batch (step_batch; a single step is a batch of one) launches its steps
+ * back to back and synchronises once, at its end. The agent count and the id counter live on the
+ * device (gpu_md_run) and every per-agent kernel reads the count there, launched over a bound
+ * the host chose at the chunk's start (the count then, which the first step cannot exceed). In a
+ * model that breeds, each step's commit (its last kernel) checks the next step: when the count
+ * has passed the bound, or lacks room to double in the arrays, it sets `halt`, and every kernel
+ * of the later steps returns at once. The host then reads the steps that ran, takes the buffer
+ * roles (fields, agent sets) of the first one that did not, grows the arrays and queues the rest
+ * as a new chunk. Each step counts into its own slot of a ring of control blocks (and, with
+ * statistics, of column sums), all zeroed by one memset a chunk and read back together. Nothing
+ * is allocated inside a chunk; between chunks the agent arrays grow when the agents outgrow them
+ * (capacity min(2n, cells) before a step that may breed, doubled).
  *
  * Device memory (gpu_model_memory in gpu_backend.h reports the split):
  *   shared, 12 B/cell: the occupancy word (4 B: cell code and agent index, below) and the claim
@@ -131,6 +140,15 @@ typedef struct gpu_md_ctl {
     unsigned long long checksum, n, nbirths;
 } gpu_md_ctl;
 
+/* The agents' count and id counter on the device, across the steps of a batch: the kernels read
+ * them, the commit of a step with a compaction writes them. halt: 0 while steps run; k + 1 when
+ * step k of the chunk (and so every later one) does nothing. */
+typedef struct gpu_md_run {
+    unsigned long long n;
+    unsigned next_id;
+    unsigned halt;
+} gpu_md_run;
+
 /* Shape of the sense kernel: tile side T, halo R = max radius + 1 rows above and below, a left
  * margin of L >= R + 1 columns (a multiple of 4: the region's first column is then 16-byte
  * aligned in the grid when the width is a multiple of 4), region RS rows x PW columns (PW a
@@ -177,7 +195,17 @@ typedef struct gpu_model {
     uint8_t *d_dead;
     void *d_temp;             /* the scan's scratch */
     size_t temp_bytes;
-    gpu_md_ctl *d_ctl, *h_ctl;     /* h_ pinned; each followed by n_fields gpu_ctl: */
+    gpu_md_run *d_run, *h_run;     /* h_ pinned */
+    /* The control blocks' ring: SIM_STEP_BATCH_MAX slots of slot_bytes (a gpu_md_ctl and
+     * n_fields gpu_ctl), device and pinned; the column sums' ring: cs_slots slots of n_fields * w
+     * doubles (one from create, more when a batch wants statistics for several steps). */
+    unsigned char *d_ring, *h_ring;
+    size_t slot_bytes;
+    double *d_csring, *h_csring;
+    int cs_slots;
+    long halts;               /* chunks cut short by a commit (gpu_model_halts) */
+    /* The step being queued or read: its slot of each ring. */
+    gpu_md_ctl *d_ctl, *h_ctl;     /* each followed by n_fields gpu_ctl: */
     gpu_ctl *d_fctl, *h_fctl;      /* per field: max, checksum, residual */
     double *d_colsum, *h_colsum;   /* n_fields * w */
     void *d_probe;            /* the viewer's and tests' queries, grown on demand */
@@ -227,9 +255,17 @@ int gpu_md_region(gpu_model *g, int r, const int32_t *d_xs, int nx, const int32_
                   int64_t *d_out, sim_err *err);
 
 /* ---- gpu_model_life.cu ---- */
-/* Phases 3-8 of the step for the n agents of a[cur] (sense done): move, eat, live, breed,
- * compaction into a[cur ^ 1] (cur flips) and deposit. Counters into d_ctl. */
-int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err);
+/* Phases 3-8 of the step for the agents of a[cur] (sense done; their count d_run->n, at most
+ * bound): move, eat, live, breed, compaction into a[cur ^ 1] (cur flips) and deposit. Counters
+ * into d_ctl. */
+int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, sim_err *err);
+
+/* Step k's commit, after everything else of it (a model with a compaction only): the count and
+ * id counter from the step's control slot into d_run; then, for step k + 1, halt when the count
+ * passed bound, or when the model breeds and min(2n, cells) > cap; also when step k's births ran
+ * the ids past 2^32 - 1 (the host reports it from step k's slot). */
+int gpu_md_commit(gpu_model *g, int k, int64_t bound, sim_err *err);
+
 
 /* Scratch bytes of the compaction's scan over `items` entries. */
 size_t gpu_md_scan_bytes(int64_t items);

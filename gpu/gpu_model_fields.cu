@@ -45,11 +45,14 @@ typedef struct md_point_args {
     const uint8_t *src;  /* sources held (NULL: none) */
     int grow, decay;
     int64_t cells;
+    const unsigned *halt; /* non-zero: the step does nothing (gpu_model.h) */
 } md_point_args;
 
 /* Grid-stride over cells: growth on non-wall cells, then decay, then sources, in this order. */
 __global__ void md_point_kernel(md_point_args a)
 {
+    if (*a.halt)
+        return;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.cells;
          i += (int64_t)gridDim.x * blockDim.x) {
         float v = a.t[i];
@@ -76,12 +79,15 @@ typedef struct md_sweep_args {
     int last, decay;      /* the last sweep then decays (decay) and holds the sources again, as
                            * the CPU's passes after the sweeps do (a wall can be a source) */
     unsigned *residual;   /* NULL: not wanted */
+    const unsigned *halt; /* non-zero: the step does nothing (gpu_model.h) */
 } md_sweep_args;
 
 /* Thread mapping: one thread per cell, 2D blocks of 32 x 8; neighbours from global memory (L1
  * hits). The residual: warp max, one atomicMax of the float bits per warp. */
 __global__ void md_sweep_kernel(md_sweep_args p)
 {
+    if (*p.halt)
+        return; /* the whole grid */
     const int x = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     const int y = (int)(blockIdx.y * blockDim.y + threadIdx.y);
     float d = 0.0f;
@@ -151,6 +157,7 @@ static int point_pass(gpu_model *g, int f, int grow, int decay, int src, sim_err
     a.grow = grow;
     a.decay = decay;
     a.cells = g->cells;
+    a.halt = &g->d_run->halt;
     md_point_kernel<<<ew_blocks(g->cells), GPU_MD_EW_THREADS, 0, g->stream>>>(a);
     GPU_CHECK_LAUNCH(err, g->stream);
     return SIM_OK;
@@ -175,6 +182,7 @@ static int wall_sweeps(gpu_model *g, int f, int want_residual, sim_err *err)
     p.w = j->w;
     p.h = j->h;
     p.boundary = j->boundary;
+    p.halt = &g->d_run->halt;
     const dim3 block(32, 8), grid((unsigned)((p.w + 31) / 32), (unsigned)((p.h + 7) / 8));
     for (int k = 0; k < mf->sweeps; k++) {
         const int last = k == mf->sweeps - 1;

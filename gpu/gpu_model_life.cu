@@ -119,7 +119,7 @@ __device__ __forceinline__ void md_counters_commit(const md_counters &c, unsigne
 typedef struct md_life_args {
     const gpu_md_params *prm;
     gpu_md_agents A;
-    int64_t n;
+    const gpu_md_run *run; /* the count (n), the id counter; halt: the step does nothing */
     int w, h, periodic;
     unsigned long long seed, step;
     unsigned long long *claim, *key;
@@ -138,6 +138,9 @@ typedef struct md_life_args {
  * in flight per thread hide more of the latency. */
 __global__ void md_move_kernel(md_life_args a, int deposit)
 {
+    if (a.run->halt)
+        return; /* the whole grid */
+    const int64_t n = (int64_t)a.run->n;
     __shared__ md_counters cnt;
     md_counters_zero(cnt);
     __syncthreads();
@@ -150,7 +153,7 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
         const int64_t i = i0 + (int64_t)q * blockDim.x;
         k[q] = 0;
         sp[q] = 0;
-        if (i < a.n) {
+        if (i < n) {
             if (a.dead)
                 a.dead[i] = 0;
             sp[q] = a.A.species[i];
@@ -173,7 +176,7 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
             a.A.cell[i] = t[q];
             cell[q] = t[q];
         }
-        if (deposit && i < a.n)
+        if (deposit && i < n)
             md_deposit(&a.prm->sp[sp[q]], a.fs, cell[q]);
         md_count(cnt, 0, sp[q], moved);
     }
@@ -186,7 +189,7 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
 __global__ void md_eat_claim_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= a.n)
+    if (a.run->halt || i >= (int64_t)a.run->n)
         return;
     const unsigned eats = a.prm->sp[a.A.species[i]].eats;
     if (!eats)
@@ -235,7 +238,7 @@ __global__ void md_eat_claim_kernel(md_life_args a)
 __global__ void md_eat_live_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= a.n)
+    if (a.run->halt || i >= (int64_t)a.run->n)
         return;
     const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
     const uint32_t cell = a.A.cell[i];
@@ -273,7 +276,7 @@ __global__ void md_eat_live_kernel(md_life_args a)
 __global__ void md_breed_claim_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= a.n)
+    if (a.run->halt || i >= (int64_t)a.run->n)
         return;
     a.key[i] = 0;
     const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
@@ -309,10 +312,12 @@ __global__ void md_breed_claim_kernel(md_life_args a)
  * flags there. */
 __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long *flags)
 {
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a.run->halt)
+        return;
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, n = (int64_t)a.run->n;
     if (i == 0)
-        flags[a.n] = 0;
-    if (i >= a.n)
+        flags[n] = 0;
+    if (i >= n)
         return;
     uint32_t b = MD_NO_CELL;
     if (breeding) {
@@ -333,17 +338,21 @@ __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long
  * next_id (the scan's high half ranks them), the occupancy of both, and every agent's deposit.
  * A parent keeps energy - half, its newborn half. Counts, births and deaths per species. */
 __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
-                                  const unsigned long long *__restrict__ scan, uint32_t next_id)
+                                  const unsigned long long *__restrict__ scan)
 {
+    if (a.run->halt)
+        return; /* the whole grid */
+    const int64_t n = (int64_t)a.run->n;
+    const uint32_t next_id = a.run->next_id;
     __shared__ md_counters cnt;
     md_counters_zero(cnt);
     __syncthreads();
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long tot = scan[a.n];
+    const unsigned long long tot = scan[n];
     const uint32_t nsurv = (uint32_t)tot, nborn = (uint32_t)(tot >> 32);
     unsigned sp = 0;
     bool alive = false, born = false;
-    if (i < a.n) {
+    if (i < n) {
         const unsigned long long v = scan[i];
         sp = a.A.species[i];
         const gpu_md_species *spp = &a.prm->sp[sp];
@@ -375,7 +384,7 @@ __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
     md_count(cnt, 0, sp, alive);
     md_count(cnt, 0, sp, born);
     md_count(cnt, 1, sp, born);
-    md_count(cnt, 2, sp, i < a.n && !alive);
+    md_count(cnt, 2, sp, i < n && !alive);
     if (i == 0) {
         a.ctl->n = (unsigned long long)nsurv + nborn;
         a.ctl->nbirths = nborn;
@@ -392,7 +401,7 @@ static md_life_args life_args(gpu_model *g, unsigned long long step)
     memset(&a, 0, sizeof a);
     a.prm = g->d_params;
     a.A = g->a[g->cur];
-    a.n = g->n;
+    a.run = g->d_run;
     a.w = g->p.w;
     a.h = g->p.h;
     a.periodic = g->p.periodic;
@@ -419,16 +428,16 @@ static int mark(gpu_model *g, int k, sim_err *err)
     return SIM_OK;
 }
 
-int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err)
+int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, sim_err *err)
 {
-    const int64_t n = g->n;
-    if (n <= 0)
+    if (bound <= 0)
         return SIM_OK;
     md_life_args a = life_args(g, step);
     cudaStream_t s = g->stream;
-    const unsigned blocks = (unsigned)((n + GPU_MD_EW_THREADS - 1) / GPU_MD_EW_THREADS);
+    const unsigned blocks = (unsigned)((bound + GPU_MD_EW_THREADS - 1) / GPU_MD_EW_THREADS);
     const int64_t per = (int64_t)GPU_MD_EW_THREADS * GPU_MD_MOVE_ITEMS;
-    md_move_kernel<<<(unsigned)((n + per - 1) / per), GPU_MD_EW_THREADS, 0, s>>>(a, !g->compact);
+    md_move_kernel<<<(unsigned)((bound + per - 1) / per), GPU_MD_EW_THREADS, 0, s>>>(a,
+                                                                                 !g->compact);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 0, err));
     if (!g->compact) {
@@ -452,14 +461,48 @@ int gpu_md_life(gpu_model *g, unsigned long long step, sim_err *err)
     md_flags_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->any_births, g->d_key);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 4, err));
+    /* Over the bound's entries: the count's (flags[n] = 0, and an exclusive scan's entry i
+     * depends only on the entries before it) are exact whatever lies beyond. A halted step's
+     * scan only rewrites the key array, which the next step's sense writes again. */
     size_t temp = g->temp_bytes;
-    GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_key, (int)(n + 1), s));
+    GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_key, (int)(bound + 1), s));
     GPU_TRY(mark(g, 5, err));
-    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_key,
-                                                           g->next_id);
+    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_key);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 6, err));
     g->cur ^= 1;
+    return SIM_OK;
+}
+
+/* ---- The commit of a step ---- */
+
+/* One thread: step k's count and ids into the run block, then the check for step k + 1. */
+__global__ void md_commit_kernel(gpu_md_run *run, const gpu_md_ctl *ctl, int k,
+                                 unsigned long long bound, int breeding, unsigned long long cells,
+                                 unsigned long long cap)
+{
+    if (run->halt)
+        return;
+    const unsigned long long births = ctl->nbirths, n = ctl->n;
+    const unsigned long long room = 2 * n < cells ? 2 * n : cells;
+    if (births > 0 && (unsigned long long)run->next_id + births > 0xFFFFFFFFull) {
+        run->halt = (unsigned)k + 2; /* step k ran: the host reads it and reports the ids */
+        return;
+    }
+    run->n = n;
+    run->next_id += (unsigned)births;
+    if (n > bound || (breeding && room > cap))
+        run->halt = (unsigned)k + 2;
+}
+
+int gpu_md_commit(gpu_model *g, int k, int64_t bound, sim_err *err)
+{
+    if (!g->compact)
+        return SIM_OK; /* the count never changes */
+    md_commit_kernel<<<1, 1, 0, g->stream>>>(g->d_run, g->d_ctl, k, (unsigned long long)bound,
+                                             g->any_births, (unsigned long long)g->cells,
+                                             (unsigned long long)g->cap);
+    GPU_CHECK_LAUNCH(err, g->stream);
     return SIM_OK;
 }
 

@@ -60,6 +60,7 @@ typedef struct md_sense_args {
     int w, h, periodic, n_species;
     unsigned mask;
     gpu_md_plan plan;
+    const unsigned *halt; /* non-zero: the step does nothing (gpu_model.h) */
 } md_sense_args;
 
 /* ---- Thread helpers ---- */
@@ -446,6 +447,8 @@ __device__ __forceinline__ uint32_t md_group_match(const uint32_t *cs32, const m
 template <typename PT, typename AT, int MINB>
 __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense_args a)
 {
+    if (*a.halt)
+        return; /* the whole grid */
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ md_terms tm;
@@ -672,6 +675,7 @@ static md_sense_args sense_args(const gpu_model *g)
     a.periodic = g->p.periodic;
     a.n_species = g->p.n_species;
     a.plan = g->plan;
+    a.halt = &g->d_run->halt;
     return a;
 }
 
@@ -770,9 +774,8 @@ int gpu_md_sense(gpu_model *g, unsigned long long step, unsigned mask, sim_err *
     a.mask = mask;
     const unsigned blocks = (unsigned)(g->plan.ntx * g->plan.nty);
     const size_t sm = g->plan.smem;
-    cudaStream_t s = g->stream;
-    sense_kernel_of(&g->plan)<<<blocks, GPU_MD_THREADS, sm, s>>>(a);
-    GPU_CHECK_LAUNCH(err, s);
+    sense_kernel_of(&g->plan)<<<blocks, GPU_MD_THREADS, sm, g->stream>>>(a);
+    GPU_CHECK_LAUNCH(err, g->stream);
     return SIM_OK;
 }
 

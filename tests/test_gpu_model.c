@@ -299,6 +299,28 @@ static void test_named_wide(void **state)
     }
 }
 
+/* Species that sense occupancies only: on tiles with few of them the sense kernel sums each
+ * agent's own window, on crowded ones it makes the region's prefix rows (gpu_model_sense.cu); a
+ * dense disk at the centre and a sparse species give both kinds of tile, on a bounded and a
+ * periodic world. */
+static void test_direct_windows(void **state)
+{
+    (void)state;
+    static const char *const fmt =
+        "[world]\nwidth = 150\nheight = 140\nboundary = %s\n[field.a]\nsweeps = 1\n"
+        "[species.c]\ncount = 4000\nplacement = center\nradius = 4\nnoise = 0.2\n"
+        "sense = occ.c:2, occ.d:-1\n[species.d]\ncount = 60\nradius = 6\nnoise = 0.1\n"
+        "sense = occ.c:1\ndeposit = a:1\n[run]\nseed = 3\n";
+    static const char *const bounds[] = {"wall", "periodic"};
+    for (int i = 0; i < 2; i++) {
+        char text[1024], label[32];
+        snprintf(text, sizeof text, fmt, bounds[i]);
+        snprintf(label, sizeof label, "direct %s", bounds[i]);
+        sim_scenario sc = parse(text);
+        run_pair(&sc, 30, label);
+    }
+}
+
 /* The maps of the rich model for a w x h world: a wall bar and a wall stub, a capacity ramp,
  * one source cell. */
 static void write_maps(int w, int h)
@@ -440,6 +462,56 @@ static void test_picked_and_batch(void **state)
     for (int k = 0; k < 8; k++)
         same_stats(&x[k], &y[k], want[k], "batch", k);
     same_state(a, b, "batch");
+    sim_destroy(a);
+    sim_destroy(b);
+}
+
+/* (4b) Queued steps: batches of several lengths, statistics on three steps of four, equal the
+ * CPU's single steps, on a population that grows by thousands a step and then churns, so that
+ * the gates cut chunks short (the count past the launch bound, no room to double) and the
+ * arrays grow between chunks. */
+static void test_queued_growth(void **state)
+{
+    (void)state;
+    sim_scenario sc = parse("[world]\nwidth = 300\nheight = 290\n"
+                            "[field.food]\nsweeps = 0\ndecay = 0\ninitial = 5\ngrowth = 1\n"
+                            "capacity = 5\n[field.mark]\ndiffusion = 0.5\nsweeps = 2\n"
+                            "[species.b]\ncount = 8000\nradius = 2\nnoise = 0.3\n"
+                            "sense = food:1, occ.b:-1\ndeposit = mark:1\nenergy = 4\n"
+                            "uptake = food:2\nmetabolism = 0.5\nbirth_energy = 3\nmax_age = 8\n"
+                            "[run]\nseed = 5\n");
+    sim *a = make(&sc, sim_cpu_model_backend(), "queued");
+    sim *b = make(&sc, gpu_cuda_model_backend(), "queued");
+    static const int lens[] = {1, 5, 16, 3, 40, 64, 7};
+    const int nl = quick ? 3 : (int)(sizeof lens / sizeof lens[0]);
+    static sim_stats x[64], y[64];
+    uint8_t want[64];
+    int k = 0;
+    int64_t peak = 0;
+    for (int li = 0; li < nl; li++) {
+        const int n = lens[li];
+        memset(x, 0, sizeof x);
+        memset(y, 0, sizeof y);
+        for (int j = 0; j < n; j++) {
+            want[j] = (uint8_t)((k + j) % 4 != 2);
+            if (sim_step(a, want[j], &x[j]) != SIM_OK)
+                fail_msg("queued: cpu step %d: %s", k + j, sim_errmsg(a));
+        }
+        if (sim_step_batch(b, n, want, y) != SIM_OK)
+            fail_msg("queued: cuda batch at %d: %s", k, sim_errmsg(b));
+        for (int j = 0; j < n; j++) {
+            same_stats(&x[j], &y[j], want[j], "queued", k + j);
+            if (y[j].agents > peak)
+                peak = y[j].agents;
+        }
+        k += n;
+    }
+    same_state(a, b, "queued");
+    const long halts = gpu_model_halts(sim_get_backend_state(b));
+    printf("queued: %d steps in batches, agents 8000 -> peak %lld, %ld chunks cut short\n", k,
+           (long long)peak, halts);
+    assert_true(peak > 2 * 8000);
+    assert_true(halts > 0);
     sim_destroy(a);
     sim_destroy(b);
 }
@@ -588,9 +660,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain),
         cmocka_unit_test(test_named_wide),
+        cmocka_unit_test(test_direct_windows),
         cmocka_unit_test(test_rich),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_picked_and_batch),
+        cmocka_unit_test(test_queued_growth),
         cmocka_unit_test(test_memory_held),
         cmocka_unit_test(test_memory_bounds),
     };
