@@ -84,8 +84,11 @@ int app_info_main(int argc, char **argv)
             printf("cpu memory estimate: %.1f MiB at the start (%s; the agent arrays double "
                    "when births need room)\n", (double)mem.total / 1048576.0, split);
         } else {
-            printf("cpu memory estimate: %.1f MiB\n",
-                   (double)sim_cpu_estimate_bytes(&sc) / 1048576.0);
+            sim_mem mem;
+            char split[256];
+            sim_cpu_memory(&sc, 0, &mem);
+            sim_mem_describe(&mem, split, sizeof split);
+            printf("cpu memory estimate: %.1f MiB (%s)\n", (double)mem.total / 1048576.0, split);
         }
         free(m);
     }

@@ -15,6 +15,7 @@ static atomic_long fail_at;     /* 0: never fail; else the attempt number that f
 static atomic_long attempts;    /* attempts since the last sim_alloc_fail_at */
 static atomic_long live;        /* blocks handed out and not freed */
 static atomic_size_t largest;   /* largest request since the last sim_alloc_fail_at */
+static atomic_size_t requested; /* bytes asked for since the last sim_alloc_fail_at */
 
 /* Counts one attempt of `size` bytes; returns 1 when this attempt must fail. */
 static int should_fail(size_t size)
@@ -22,6 +23,7 @@ static int should_fail(size_t size)
     size_t big = atomic_load(&largest);
     while (size > big && !atomic_compare_exchange_weak(&largest, &big, size))
         ;
+    atomic_fetch_add(&requested, size);
     long n = atomic_fetch_add(&attempts, 1) + 1;
     long f = atomic_load(&fail_at);
     return f > 0 && n == f;
@@ -79,6 +81,7 @@ void sim_alloc_fail_at(long n)
     atomic_store(&fail_at, n > 0 ? n : 0);
     atomic_store(&attempts, 0);
     atomic_store(&largest, 0);
+    atomic_store(&requested, 0);
 }
 
 long sim_alloc_attempts(void)
@@ -94,4 +97,9 @@ long sim_alloc_live(void)
 size_t sim_alloc_largest(void)
 {
     return atomic_load(&largest);
+}
+
+size_t sim_alloc_requested(void)
+{
+    return atomic_load(&requested);
 }

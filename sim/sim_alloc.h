@@ -26,5 +26,8 @@ long sim_alloc_attempts(void);
 long sim_alloc_live(void);
 /* The largest single request since the last sim_alloc_fail_at call, in bytes. */
 size_t sim_alloc_largest(void);
+/* Bytes of every request since the last sim_alloc_fail_at call (failed ones included; a realloc
+ * counts its new size): what a create asked for, against its estimate. */
+size_t sim_alloc_requested(void);
 
 #endif

@@ -172,8 +172,16 @@ int sim_cpu_model_memory(const sim_scenario *sc, int threads, sim_mem *out);
  * (sim_cpu_model_memory's total), for `horizon info`; 0 for a bad model. */
 size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc);
 
+/* The CPU backend's memory (the one-field, one-species fast path, sim_cpu.c) for a scenario
+ * with threads threads (0: OpenMP's default), split as sim_mem states it: its arrays, exactly
+ * as create allocates them (the struct and allocator rounding aside). 12 B/cell shared, 8 B/cell
+ * for the field; the prefix rows live in the field's spare buffer, whose rows are 2r + 3
+ * entries longer than the cells' (in other, with the rest that grows with rows or threads). */
+void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out);
+
 /* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the
- * struct and allocator rounding aside), for `horizon info`. */
+ * struct and allocator rounding aside) with OpenMP's default threads: sim_cpu_memory's total,
+ * for `horizon info`. */
 size_t sim_cpu_estimate_bytes(const sim_scenario *sc);
 
 #endif

@@ -1,10 +1,20 @@
 /* sim_cpu.c - the CPU backend: the reference implementation of the step (DESIGN.md), OpenMP
  * parallel and bit-identical for any thread count. Memory is sized once in create (and touched
- * there, by the thread that will use it, so that no step takes page faults): 2 fields (4+4
- * B/cell), 32-bit extended prefix rows (4 B/cell + 4(2r+3) B/row), occupancy (4 B/cell), claim
- * words (8 B/cell), per thread 3 rows of dense disk sums (when agents are dense enough to use
- * them) and its claims (8 B per agent of its band), and per agent its cell (4 B, rebuilt from
- * the occupancy only when read).
+ * there, by the thread that will use it, so that no step takes page faults): 20 B/cell, within
+ * README's bounds (sim_cpu_memory): 2 fields (4+4 B/cell), occupancy (4 B/cell), claim words
+ * (8 B/cell); per row 8(2r+3) B, so that either field buffer can hold the 32-bit extended prefix
+ * rows (below); per thread 3 rows of dense disk sums (when agents are dense enough to use them)
+ * and its claims (8 B per agent of its band); per agent its cell (4 B, rebuilt from the
+ * occupancy only when read).
+ *
+ * The prefix rows need no buffer of their own: they are made at the start of the agents' phase
+ * and dead once it ends, while the spare field buffer is dead from the end of one step's sweeps
+ * (or from the start of a step without sweeps) until its first sweep writes it. So the rows
+ * live in whichever buffer is spare (ext_in_spare); both buffers are (h + 1)(w + 2r + 3)
+ * entries, the rows' length, of which the field uses the first w * h. Nothing reads the rows
+ * between steps: a horizon query builds its own, also into the spare buffer. The buffers are
+ * plain allocated memory, so holding uint32 rows in one and floats later is legal C (an
+ * allocated object takes the type of the last store, C11 6.5p6).
  *
  * The step walks the grid in row order and finds agents through the occupancy, not the agent
  * list (whose order is random in space), so that every array is read as a stream: the prefix
@@ -42,9 +52,10 @@ typedef struct cpu_state {
     sim_scenario sc;
     int threads;
     int64_t cells, n;
-    float *field, *spare;   /* cells each; Jacobi ping-pongs between them */
-    sim_hz_ext ext;         /* 32-bit extended prefix rows (sim_horizon.h), refilled every step */
-    uint32_t *ext_rows32;
+    float *field, *spare;   /* buf_len each; Jacobi ping-pongs between them (cells of each) */
+    int64_t buf_len;        /* max(cells, the prefix rows' entries) */
+    sim_hz_ext ext;         /* 32-bit extended prefix rows (sim_horizon.h), refilled every step
+                               in the spare buffer (ext_in_spare) */
     int64_t *ext_offset;
     int32_t *rowmax;        /* per row, the largest |sim_fix| of the last build */
     int64_t *ring;          /* per thread 3 dense rows (columns -1 .. w), or NULL when sparse */
@@ -70,7 +81,6 @@ static void cpu_destroy(void *p)
         return;
     sim_free(s->field);
     sim_free(s->spare);
-    sim_free(s->ext_rows32);
     sim_free(s->ext_offset);
     sim_free(s->rowmax);
     sim_free(s->ring);
@@ -113,24 +123,56 @@ static int64_t band_capacity(int w, int h, int threads, int64_t n)
     return cap < n ? cap : n > 0 ? n : 1;
 }
 
+/* Entries of each field buffer: the cells, or the prefix rows when they are longer (they always
+ * are: h + 1 rows of w + 2r + 3). */
+static int64_t buffer_len(int w, int h, int r)
+{
+    int64_t cells = (int64_t)w * h, rows = sim_hz_ext_rows_len(w, h, r);
+    return cells > rows ? cells : rows;
+}
+
+void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
+{
+    /* The arrays of cpu_create, in its order, by what they grow with. */
+    const int w = sc->width, h = sc->height;
+    const size_t cells = (size_t)w * (size_t)h;
+    const int64_t n = sim_scenario_agent_count(sc);
+    const int bands = step_threads(threads > 0 ? threads : omp_get_max_threads(), h);
+    const size_t buf = (size_t)buffer_len(w, h, sc->radius);
+    size_t field_b = 2 * cells * sizeof(float);
+    size_t shared_b = cells * (sizeof(int32_t) + sizeof(uint64_t)); /* occupancy, claims */
+    /* Per agent: its cell, and its thread's room for claims (one per agent of its band). */
+    size_t agent_b = (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) +
+                     (size_t)bands * (size_t)band_capacity(w, h, bands, n) * sizeof(cpu_entry);
+    /* The rest grows with the rows or the threads: the field buffers past the cells (the prefix
+     * rows' halos and zero row), the row offsets and maxima, the dense rings, the claims' row
+     * starts, the moves, the deposited rows, the column sums. */
+    size_t other = 2 * (buf - cells) * sizeof(float);
+    other += (size_t)sim_hz_ext_offset_len(h, sc->radius) * sizeof(int64_t);
+    other += (size_t)h * sizeof(int32_t);
+    if (use_dense((int64_t)cells, n))
+        other += (size_t)bands * 3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof(int64_t);
+    other += ((size_t)h + (size_t)bands) * sizeof(int32_t) + (size_t)bands * sizeof(int64_t) +
+             (size_t)bands * 3 * (size_t)w * sizeof(float) + (size_t)w * sizeof(double);
+    memset(out, 0, sizeof *out);
+    out->n_fields = 1;
+    out->shared_per_cell = (double)shared_b / (double)cells;
+    out->field_per_cell = (double)field_b / (double)cells;
+    if (n > 0) {
+        out->per_agent = (double)agent_b / (double)n;
+    } else {
+        other += agent_b; /* no agents: their one-entry arrays */
+        agent_b = 0;
+    }
+    out->other = other;
+    out->total = field_b + shared_b + agent_b + other;
+}
+
 size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
 {
-    /* The arrays of cpu_create, in its order. */
-    size_t cells = (size_t)sc->width * (size_t)sc->height;
-    int64_t n = sim_scenario_agent_count(sc);
-    int threads = step_threads(omp_get_max_threads(), sc->height);
-    size_t b = cells * (2 * sizeof(float) + sizeof(int32_t) + sizeof(uint64_t));
-    b += (size_t)sim_hz_ext_rows_len(sc->width, sc->height, sc->radius) * sizeof(uint32_t);
-    b += (size_t)sim_hz_ext_offset_len(sc->height, sc->radius) * sizeof(int64_t);
-    b += (size_t)sc->height * sizeof(int32_t);
-    if (use_dense((int64_t)cells, n))
-        b += (size_t)threads * 3 * (size_t)SIM_HZ_DENSE_ROW(sc->width) * sizeof(int64_t);
-    b += (size_t)threads * (size_t)band_capacity(sc->width, sc->height, threads, n) *
-         sizeof(cpu_entry);
-    b += ((size_t)sc->height + (size_t)threads) * sizeof(int32_t) +
-         (size_t)threads * sizeof(int64_t) + (size_t)threads * 3 * (size_t)sc->width * sizeof(float);
-    b += (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) + (size_t)sc->width * sizeof(double);
-    return b;
+    sim_mem m;
+    sim_cpu_memory(sc, 0, &m);
+    return m.total;
 }
 
 /* Rows [y0, y1) of thread t of `threads` in every row-split loop of the step. */
@@ -142,7 +184,10 @@ static void band(int h, int t, int threads, int *y0, int *y1)
 
 /* First touch: each thread writes the rows it will work on in every step (static split), so
  * that the pages are mapped before the first step (not inside it) and, on a machine with
- * several memory nodes, lie next to the core that uses them. */
+ * several memory nodes, lie next to the core that uses them. The field buffers go by the cells
+ * of the band (the sweeps stream them every step, several times); their part past the cells by
+ * the prefix rows of the band that lie there (the rows are a little longer than the cells', so
+ * a band's prefix rows sit up to (2r+3)/w of the buffer further on than its cells). */
 static void first_touch(cpu_state *s, const float *field)
 {
     const int w = s->sc.width, h = s->sc.height;
@@ -157,8 +202,14 @@ static void first_touch(cpu_state *s, const float *field)
         memset(s->claim + a, 0, len * sizeof *s->claim);
         for (size_t i = a; i < a + len; i++)
             s->occ[i] = -1;
-        memset(s->ext_rows32 + (int64_t)y0 * s->ext.stride, 0,
-               (size_t)(y1 - y0) * (size_t)s->ext.stride * sizeof *s->ext_rows32);
+        /* The band's prefix rows past the cells; the last band's include the zero row. */
+        int64_t e0 = (int64_t)y0 * s->ext.stride;
+        int64_t e1 = t == threads - 1 ? s->buf_len : (int64_t)y1 * s->ext.stride;
+        e0 = e0 > s->cells ? e0 : s->cells;
+        if (e1 > e0) {
+            memset(s->field + e0, 0, (size_t)(e1 - e0) * sizeof *s->field);
+            memset(s->spare + e0, 0, (size_t)(e1 - e0) * sizeof *s->spare);
+        }
         if (s->ring)
             memset(s->ring + (size_t)t * 3 * (size_t)SIM_HZ_DENSE_ROW(w), 0,
                    3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof *s->ring);
@@ -180,11 +231,9 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->n = n_agents;
     const int bands = step_threads(s->threads, sc->height);
     size_t cells = (size_t)s->cells, n = (size_t)(n_agents > 0 ? n_agents : 1);
-    s->field = sim_malloc_array(cells, sizeof *s->field);
-    s->spare = sim_malloc_array(cells, sizeof *s->spare);
-    s->ext_rows32 = sim_malloc_array((size_t)sim_hz_ext_rows_len(sc->width, sc->height,
-                                                                 sc->radius),
-                                     sizeof *s->ext_rows32);
+    s->buf_len = buffer_len(sc->width, sc->height, sc->radius);
+    s->field = sim_malloc_array((size_t)s->buf_len, sizeof *s->field);
+    s->spare = sim_malloc_array((size_t)s->buf_len, sizeof *s->spare);
     s->ext_offset = sim_malloc_array((size_t)sim_hz_ext_offset_len(sc->height, sc->radius),
                                      sizeof *s->ext_offset);
     s->rowmax = sim_malloc_array((size_t)sc->height, sizeof *s->rowmax);
@@ -200,18 +249,18 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
-    if (!s->field || !s->spare || !s->ext_rows32 || !s->ext_offset || !s->rowmax ||
+    if (!s->field || !s->spare || !s->ext_offset || !s->rowmax ||
         (want_dense && !s->ring) || !s->occ || !s->claim || !s->entries || !s->row_start ||
         !s->moved_by || !s->dep_rows || !s->pos || !s->colsum) {
-        size_t bytes = sim_cpu_estimate_bytes(sc);
+        sim_mem m;
+        sim_cpu_memory(sc, s->threads, &m);
         cpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu backend: out of memory allocating %zu bytes for "
-                           "a %dx%d world with %lld agents", bytes, sc->width, sc->height,
+                           "a %dx%d world with %lld agents", m.total, sc->width, sc->height,
                            (long long)n_agents);
     }
     sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
                     sc->boundary == SIM_BOUNDARY_PERIODIC, NULL, s->ext_offset);
-    sim_hz_ext_attach32(&s->ext, s->ext_rows32);
     first_touch(s, field);
     for (int64_t i = 0; i < n_agents; i++) {
         s->pos[i] = agents[i];
@@ -222,6 +271,14 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
     return SIM_OK;
+}
+
+/* Points the prefix rows at the spare buffer, which nothing needs until the first sweep
+ * (header), and zeroes their zero row there: the buffers swap on an odd number of sweeps, and
+ * a bounded grid's rows outside it read the zero row. Before every build. */
+static void ext_in_spare(cpu_state *s)
+{
+    sim_hz_ext_attach32(&s->ext, (uint32_t *)(void *)s->spare);
 }
 
 /* pos from the occupancy, when a reader needs it: the step keeps only the occupancy. */
@@ -503,6 +560,7 @@ static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *
     const int h = sc->height;
     int64_t moved = 0;
     if (s->n > 0) {
+        ext_in_spare(s);
         sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, h);
         agents_band(s, step, 0, 1);
         if (sc->sweeps == 0)
@@ -539,6 +597,8 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     const int bands = step_threads(s->threads, h);
     float res[SIM_CPU_MAX_BANDS];
     float *const field0 = s->field, *const spare0 = s->spare;
+    if (s->n > 0)
+        ext_in_spare(s); /* the spare buffer is first written by the first sweep, after a barrier */
 #pragma omp parallel num_threads(bands)
     {
         int t = omp_get_thread_num(), y0, y1;
@@ -714,6 +774,7 @@ static int cpu_horizon(void *p, const uint32_t *cells, int64_t n, int64_t *sums,
     for (int64_t i = 0; i < n; i++)
         if ((int64_t)cells[i] >= s->cells)
             return sim_err_set(err, SIM_EINVAL, "horizon: cell %u outside the grid", cells[i]);
+    ext_in_spare(s); /* the next step builds its own */
     sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, sc->height);
     for (int64_t i = 0; i < n; i++)
         sim_hz_ext_candidates32(&s->ext, &s->disk, (int)(cells[i] % (uint32_t)sc->width),

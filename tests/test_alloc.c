@@ -33,9 +33,11 @@ static void test_counters_and_overflow(void **state)
     assert_int_equal(sim_alloc_attempts(), 3);
     assert_int_equal(sim_alloc_live(), live + 3);
     assert_int_equal(sim_alloc_largest(), 12);
+    assert_int_equal(sim_alloc_requested(), 10 + 12 + 0);
     a = sim_realloc(a, 1000);
     assert_non_null(a);
     assert_int_equal(sim_alloc_live(), live + 3);
+    assert_int_equal(sim_alloc_requested(), 10 + 12 + 0 + 1000);
     sim_free(a);
     sim_free(b);
     sim_free(c);

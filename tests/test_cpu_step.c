@@ -360,10 +360,26 @@ static int64_t ref_step(const sim_scenario *sc, ref_state *rs, int64_t stepno, f
     return moved;
 }
 
-/* The backend against the reference, step by step: positions, field bits, statistics. */
-static void against_reference(sim_scenario sc, int steps)
+/* The 9 candidate sums of the agent at `c` from the reference disk, as sim_horizon gives them. */
+static void ref_candidates(const sim_scenario *sc, const float *f, uint32_t c, int64_t sums[9])
 {
-    sim *s = create(&sc, 2);
+    const int w = sc->width, h = sc->height;
+    const int x = (int)(c % (uint32_t)w), y = (int)(c / (uint32_t)w);
+    for (int k = 0; k < 9; k++) {
+        int cx = x + cand[k][0], cy = y + cand[k][1];
+        if (sc->boundary != SIM_BOUNDARY_PERIODIC && (cx < 0 || cy < 0 || cx >= w || cy >= h))
+            sums[k] = SIM_SUM_INVALID;
+        else
+            sums[k] = ref_disk(sc, f, modp(cx, w), modp(cy, h));
+    }
+}
+
+/* The backend on `threads` threads against the reference, step by step: positions, field bits,
+ * statistics; and, between steps, the horizon sums of some agents (a query builds the prefix
+ * rows outside the step, in the backend's spare field buffer: the next step must not care). */
+static void against_reference(sim_scenario sc, int threads, int steps)
+{
+    sim *s = create(&sc, threads);
     const int cells = sc.width * sc.height;
     ref_state rs;
     rs.n = sim_agent_count(s);
@@ -408,6 +424,16 @@ static void against_reference(sim_scenario sc, int steps)
         assert_true(fabs(st.field_mean - st.field_total / cells) <= 1e-12 * fabs(st.field_mean));
         assert_true(st.field_max == mx);
         total_moved += moved;
+        for (int64_t i = 0; i < rs.n; i += rs.n / 16 + 1) {
+            int64_t got[9], want[9];
+            assert_int_equal(sim_horizon(s, &pos[i], 1, got), SIM_OK);
+            ref_candidates(&sc, rs.f, pos[i], want);
+            for (int c = 0; c < 9; c++)
+                if (got[c] != want[c])
+                    fail_msg("%s r=%d step %d: agent %lld candidate %d sums %lld, expected %lld",
+                             sim_boundary_name(sc.boundary), sc.radius, k, (long long)i, c,
+                             (long long)got[c], (long long)want[c]);
+        }
     }
     if (rs.n > 0 && cells > 1)
         assert_true(total_moved > 0); /* the comparison covered moves */
@@ -439,19 +465,19 @@ static void test_step_matches_reference(void **state)
         sc.decay = 0.05f;
         sc.diffusion = 0.6f;
         sc.seed = 1000 + (uint64_t)b;
-        against_reference(sc, 25);
+        against_reference(sc, 2, 25);
         /* no noise, no diffusion: pure argmax climbing with deposits */
         sc.noise = 0.0;
         sc.sweeps = 0;
         sc.decay = 0.0f;
         sc.radius = 1;
-        against_reference(sc, 15);
+        against_reference(sc, 2, 15);
         /* crowded, a wide horizon on a small grid, every move random */
         sc.count = 250;
         sc.radius = 9;
         sc.noise = 1.0;
         sc.sweeps = 1;
-        against_reference(sc, 10);
+        against_reference(sc, 2, 10);
         /* sparse (under one agent in 40 cells): the backend's per-agent sums instead of the
          * dense pass, with a disk wider than the grid is tall */
         sc.width = 97;
@@ -460,7 +486,7 @@ static void test_step_matches_reference(void **state)
         sc.radius = 13;
         sc.noise = 0.1;
         sc.sweeps = 2;
-        against_reference(sc, 12);
+        against_reference(sc, 2, 12);
     }
     /* a one-row world and a one-cell world */
     sim_scenario sc;
@@ -469,10 +495,39 @@ static void test_step_matches_reference(void **state)
     sc.height = 1;
     sc.count = 10;
     sc.radius = 2;
-    against_reference(sc, 10);
+    against_reference(sc, 2, 10);
     sc.width = 1;
     sc.count = 1;
-    against_reference(sc, 3);
+    against_reference(sc, 2, 3);
+}
+
+/* The fast path's own layout at the radii it is measured at: the prefix rows live in the spare
+ * field buffer, which swaps with the field after an odd number of sweeps and is never swapped
+ * with none. Every sweep count parity, r = 8 and 32 (a disk wider than the grid), all three
+ * boundaries, dense and sparse agents (the dense rows and the per-agent sums), 1 and 2
+ * threads, against the reference step. */
+static void test_fast_path_matches_reference(void **state)
+{
+    (void)state;
+    static const int radii[2] = {8, 32};
+    for (int ri = 0; ri < 2; ri++)
+        for (int b = 0; b < 3; b++)
+            for (int sweeps = 0; sweeps <= 3; sweeps++)
+                for (int threads = 1; threads <= 2; threads++) {
+                    sim_scenario sc;
+                    sim_scenario_defaults(&sc);
+                    sc.width = 53;
+                    sc.height = 37;
+                    sc.boundary = b;
+                    sc.fixed_top = 5.0f;
+                    sc.fixed_left = -2.0f;
+                    sc.radius = radii[ri];
+                    sc.sweeps = sweeps;
+                    /* dense (1 in 20) or sparse (1 in 60), each with both parities */
+                    sc.count = (b + sweeps) % 2 ? 32 : 100;
+                    sc.seed = 7 + (uint64_t)(ri * 100 + b * 10 + sweeps);
+                    against_reference(sc, threads, 5);
+                }
 }
 
 /* noise = 0 and agents far apart: each moves to the argmax of its 9 horizon sums. */
@@ -715,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_no_move_into_cell_occupied_at_start),
         cmocka_unit_test(test_moves_are_legal),
         cmocka_unit_test(test_step_matches_reference),
+        cmocka_unit_test(test_fast_path_matches_reference),
         cmocka_unit_test(test_noise_zero_argmax),
         cmocka_unit_test(test_same_seed_same_checksums),
         cmocka_unit_test(test_threads_same_checksums),
