@@ -3,9 +3,10 @@
  * there, by the thread that will use it, so that no step takes page faults): 20 B/cell, within
  * README's bounds (sim_cpu_memory): 2 fields (4+4 B/cell), occupancy (4 B/cell), claim words
  * (8 B/cell); per row 8(2r+3) B, so that either field buffer can hold the 32-bit extended prefix
- * rows (below); per thread 3 rows of dense disk sums (when agents are dense enough to use them)
- * and its claims (8 B per agent of its band); per agent its cell (4 B, rebuilt from the
- * occupancy only when read).
+ * rows (below); per thread 3 rows of dense disk sums (when agents are dense enough to use them);
+ * per agent 12 B: its cell (4 B, rebuilt from the occupancy only when read) and room for its
+ * claim (8 B, in one array where each band's claims start after those of the bands above it,
+ * placed every step by the bands' agents at its start, which bound their claims).
  *
  * The prefix rows need no buffer of their own: they are made at the start of the agents' phase
  * and dead once it ends, while the spare field buffer is dead from the end of one step's sweeps
@@ -48,6 +49,16 @@ typedef struct cpu_entry {
     uint32_t t, src;
 } cpu_entry;
 
+/* One band of rows (band()) in the agents' phase: its agents at the start of the step, which
+ * bound its claims, and so where its claims go in the one array of n entries; and what its
+ * thread counted in the last step. */
+typedef struct cpu_band {
+    int64_t agents;    /* agents in the band's rows at the start of the step */
+    int64_t first;     /* its first entry: the agents of the bands above it */
+    int64_t moved;     /* moves its thread made in the last step */
+    int64_t up, down;  /* of those, moves out of the band: into the row above it, below it */
+} cpu_band;
+
 typedef struct cpu_state {
     sim_scenario sc;
     int threads;
@@ -61,11 +72,10 @@ typedef struct cpu_state {
     int64_t *ring;          /* per thread 3 dense rows (columns -1 .. w), or NULL when sparse */
     int32_t *occ;           /* agent id per cell, -1 empty */
     uint64_t *claim;        /* highest claim key per cell, 0 none */
-    cpu_entry *entries;     /* per thread, the claims its agents made (band_cap each) */
-    int64_t band_cap;
+    cpu_entry *entries;     /* n: the claims of each band's agents, band after band */
     int32_t *row_start;     /* h + threads: per band (y1 - y0 + 1 from y0 + t), the first
                                entry of each row's claims, then the count */
-    int64_t *moved_by;      /* per thread, moves it made in the last step */
+    cpu_band *bands;        /* per thread (band) */
     float *dep_rows;        /* per thread 3 rows: the deposited rows its first sweep reads */
     uint32_t *pos;          /* cell of each agent, valid when pos_valid (rebuilt from occ) */
     int pos_valid;
@@ -88,7 +98,7 @@ static void cpu_destroy(void *p)
     sim_free(s->claim);
     sim_free(s->entries);
     sim_free(s->row_start);
-    sim_free(s->moved_by);
+    sim_free(s->bands);
     sim_free(s->dep_rows);
     sim_free(s->pos);
     sim_free(s->colsum);
@@ -115,14 +125,6 @@ static int step_threads(int threads, int h)
     return t < SIM_CPU_MAX_BANDS ? t : SIM_CPU_MAX_BANDS;
 }
 
-/* Claims one thread's agents can make: one per agent of its band. */
-static int64_t band_capacity(int w, int h, int threads, int64_t n)
-{
-    int64_t rows = (h + threads - 1) / threads;
-    int64_t cap = rows * w;
-    return cap < n ? cap : n > 0 ? n : 1;
-}
-
 /* Entries of each field buffer: the cells, or the prefix rows when they are longer (they always
  * are: h + 1 rows of w + 2r + 3). */
 static int64_t buffer_len(int w, int h, int r)
@@ -141,9 +143,8 @@ void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
     const size_t buf = (size_t)buffer_len(w, h, sc->radius);
     size_t field_b = 2 * cells * sizeof(float);
     size_t shared_b = cells * (sizeof(int32_t) + sizeof(uint64_t)); /* occupancy, claims */
-    /* Per agent: its cell, and its thread's room for claims (one per agent of its band). */
-    size_t agent_b = (size_t)(n > 0 ? n : 1) * sizeof(uint32_t) +
-                     (size_t)bands * (size_t)band_capacity(w, h, bands, n) * sizeof(cpu_entry);
+    /* Per agent: its cell, and room for its claim. */
+    size_t agent_b = (size_t)(n > 0 ? n : 1) * (sizeof(uint32_t) + sizeof(cpu_entry));
     /* The rest grows with the rows or the threads: the field buffers past the cells (the prefix
      * rows' halos and zero row), the row offsets and maxima, the dense rings, the claims' row
      * starts, the moves, the deposited rows, the column sums. */
@@ -152,7 +153,7 @@ void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
     other += (size_t)h * sizeof(int32_t);
     if (use_dense((int64_t)cells, n))
         other += (size_t)bands * 3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof(int64_t);
-    other += ((size_t)h + (size_t)bands) * sizeof(int32_t) + (size_t)bands * sizeof(int64_t) +
+    other += ((size_t)h + (size_t)bands) * sizeof(int32_t) + (size_t)bands * sizeof(cpu_band) +
              (size_t)bands * 3 * (size_t)w * sizeof(float) + (size_t)w * sizeof(double);
     memset(out, 0, sizeof *out);
     out->n_fields = 1;
@@ -180,6 +181,22 @@ static void band(int h, int t, int threads, int *y0, int *y1)
 {
     *y0 = (int)((int64_t)h * t / threads);
     *y1 = (int)((int64_t)h * (t + 1) / threads);
+}
+
+/* The band of row y: the last t with floor(h t / threads) <= y, i.e. h t / threads < y + 1. */
+static int band_of_row(int h, int threads, int y)
+{
+    return (int)((((int64_t)y + 1) * threads - 1) / h);
+}
+
+/* Each band's first entry: its claims go after those of the bands above it, n in all. */
+static void place_claims(cpu_band *b, int bands)
+{
+    int64_t first = 0;
+    for (int t = 0; t < bands; t++) {
+        b[t].first = first;
+        first += b[t].agents;
+    }
 }
 
 /* First touch: each thread writes the rows it will work on in every step (static split), so
@@ -213,8 +230,8 @@ static void first_touch(cpu_state *s, const float *field)
         if (s->ring)
             memset(s->ring + (size_t)t * 3 * (size_t)SIM_HZ_DENSE_ROW(w), 0,
                    3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof *s->ring);
-        memset(s->entries + (size_t)t * (size_t)s->band_cap, 0,
-               (size_t)s->band_cap * sizeof *s->entries);
+        memset(s->entries + s->bands[t].first, 0,
+               (size_t)s->bands[t].agents * sizeof *s->entries);
     }
 }
 
@@ -242,16 +259,15 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->ring = want_dense ? sim_malloc_array(ring_len, sizeof *s->ring) : NULL;
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_malloc_array(cells, sizeof *s->claim);
-    s->band_cap = band_capacity(sc->width, sc->height, bands, n_agents);
-    s->entries = sim_malloc_array((size_t)bands * (size_t)s->band_cap, sizeof *s->entries);
+    s->entries = sim_malloc_array(n, sizeof *s->entries);
     s->row_start = sim_malloc_array((size_t)sc->height + (size_t)bands, sizeof *s->row_start);
-    s->moved_by = sim_malloc_array((size_t)bands, sizeof *s->moved_by);
+    s->bands = sim_calloc((size_t)bands, sizeof *s->bands);
     s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
     if (!s->field || !s->spare || !s->ext_offset || !s->rowmax ||
         (want_dense && !s->ring) || !s->occ || !s->claim || !s->entries || !s->row_start ||
-        !s->moved_by || !s->dep_rows || !s->pos || !s->colsum) {
+        !s->bands || !s->dep_rows || !s->pos || !s->colsum) {
         sim_mem m;
         sim_cpu_memory(sc, s->threads, &m);
         cpu_destroy(s);
@@ -261,6 +277,9 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     }
     sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
                     sc->boundary == SIM_BOUNDARY_PERIODIC, NULL, s->ext_offset);
+    for (int64_t i = 0; i < n_agents; i++)
+        s->bands[band_of_row(sc->height, bands, (int)(agents[i] / (uint32_t)sc->width))].agents++;
+    place_claims(s->bands, bands);
     first_touch(s, field);
     for (int64_t i = 0; i < n_agents; i++) {
         s->pos[i] = agents[i];
@@ -350,14 +369,24 @@ CPU_CLONES static void philox_batch(sense_batch *restrict b, int n, int64_t step
 static const int8_t cand_dx[SIM_NCAND] = {0, -1, 0, 1, -1, 1, -1, 0, 1};
 static const int8_t cand_dy[SIM_NCAND] = {0, -1, -1, -1, 0, 0, 1, 1, 1};
 
+/* The moves out of a band, counted while its edge rows' claims are resolved: the band's agents
+ * at the start of the next step, and so where its claims go, follow from them. */
+typedef struct cpu_leaving {
+    int64_t lo, hi;             /* the band's cells */
+    int64_t above_lo, above_hi; /* the cells of the row above it (the last row above row 0) */
+    int64_t up, down;           /* moves into the row above, into the row below */
+} cpu_leaving;
+
 /* Moves the winners among claims e[from, to): a claim whose key (its low half: the winner's id,
  * sim_claim_key) names the agent on its own cell won. The winner's entry clears the claim word
  * for the next step. Claims were all made (their cells' claim words are final) and no agent
  * still to sense reads the cells these moves touch: the callers see to both. With `shared`
  * other threads resolve claims at the same time; their moves touch other cells (a target was
  * empty, a source occupied, each has one winner), but two entries may name the same target,
- * so its word is read and cleared atomically. Returns the moves made. */
-static int64_t resolve(cpu_state *s, const cpu_entry *e, int64_t from, int64_t to, int shared)
+ * so its word is read and cleared atomically. lv: NULL for sources whose moves cannot leave
+ * the band, else the moves that do are counted there. Returns the moves made. */
+static int64_t resolve(cpu_state *s, const cpu_entry *e, int64_t from, int64_t to, int shared,
+                       cpu_leaving *lv)
 {
     int64_t moved = 0;
     int32_t *occ = s->occ;
@@ -374,6 +403,12 @@ static int64_t resolve(cpu_state *s, const cpu_entry *e, int64_t from, int64_t t
         else
             claim[t] = 0;
         moved++;
+        if (lv && ((int64_t)t < lv->lo || (int64_t)t >= lv->hi)) {
+            if ((int64_t)t >= lv->above_lo && (int64_t)t < lv->above_hi)
+                lv->up++;
+            else
+                lv->down++;
+        }
     }
     return moved;
 }
@@ -496,26 +531,33 @@ static int64_t sense_rows(cpu_state *s, int64_t step, int y0, int y1, int64_t *r
         }
         /* Sources in row y - 3, if it is not one of the band's first or last two rows. */
         for (; next <= y - 3 && next < y1 - 2; next++)
-            moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared);
+            moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared, NULL);
     }
     starts[y1 - y0] = (int32_t)ne;
     /* The band's sensing is over: every claim on targets up to row y1 - 2 is made, and the
      * neighbouring bands read rows y0 - 1 .. y0 and y1 - 1 .. y1 only. */
     for (; next < y1 - 2; next++)
-        moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared);
+        moved += resolve(s, e, starts[next - y0], starts[next + 1 - y0], shared, NULL);
     *count = ne;
     return moved;
 }
 
-/* The claims left by sense_rows: sources in rows y0, y0 + 1, y1 - 2 and y1 - 1 of the band. */
+/* The claims left by sense_rows: sources in rows y0, y0 + 1, y1 - 2 and y1 - 1 of the band;
+ * counts the moves out of the band into b. */
 static int64_t resolve_edges(cpu_state *s, int y0, int y1, const cpu_entry *e, int64_t ne,
-                             const int32_t *starts, int shared)
+                             const int32_t *starts, int shared, cpu_band *b)
 {
+    const int w = s->sc.width, h = s->sc.height;
+    const int above = y0 > 0 ? y0 - 1 : h - 1;
+    cpu_leaving lv = {(int64_t)y0 * w, (int64_t)y1 * w, (int64_t)above * w,
+                      (int64_t)(above + 1) * w, 0, 0};
     int64_t moved = 0;
     int top_end = y0 + 2 < y1 ? y0 + 2 : y1;
     int bottom = y1 - 2 > top_end ? y1 - 2 : top_end;
-    moved += resolve(s, e, 0, starts[top_end - y0], shared);
-    moved += resolve(s, e, starts[bottom - y0], ne, shared);
+    moved += resolve(s, e, 0, starts[top_end - y0], shared, &lv);
+    moved += resolve(s, e, starts[bottom - y0], ne, shared, &lv);
+    b->up = lv.up;
+    b->down = lv.down;
     return moved;
 }
 
@@ -528,7 +570,8 @@ static void agents_band(cpu_state *s, int64_t step, int t, int bands)
     int y0, y1;
     band(h, t, bands, &y0, &y1);
     int64_t *ring = s->ring ? s->ring + (int64_t)t * 3 * SIM_HZ_DENSE_ROW(w) : NULL;
-    cpu_entry *e = s->entries + (int64_t)t * s->band_cap;
+    cpu_band *b = &s->bands[t];
+    cpu_entry *e = s->entries + b->first; /* room for b->agents claims */
     int32_t *starts = s->row_start + y0 + t;
     int64_t ne = 0;
     int shared = bands > 1;
@@ -536,8 +579,8 @@ static void agents_band(cpu_state *s, int64_t step, int t, int bands)
     if (shared) {
 #pragma omp barrier
     }
-    moved += resolve_edges(s, y0, y1, e, ne, starts, shared);
-    s->moved_by[t] = moved;
+    moved += resolve_edges(s, y0, y1, e, ne, starts, shared, b);
+    b->moved = moved;
 }
 
 /* Deposits into every occupied cell of rows [y0, y1); a select, so that it vectorises
@@ -565,7 +608,7 @@ static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *
         agents_band(s, step, 0, 1);
         if (sc->sweeps == 0)
             deposit_rows(s, 0, h);
-        moved = s->moved_by[0];
+        moved = s->bands[0].moved; /* one band: its agents are all n, its first entry 0 */
     }
     *residual = 0.0f;
     for (int k = 0; k < sc->sweeps; k++) {
@@ -597,8 +640,10 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     const int bands = step_threads(s->threads, h);
     float res[SIM_CPU_MAX_BANDS];
     float *const field0 = s->field, *const spare0 = s->spare;
-    if (s->n > 0)
+    if (s->n > 0) {
         ext_in_spare(s); /* the spare buffer is first written by the first sweep, after a barrier */
+        place_claims(s->bands, bands);
+    }
 #pragma omp parallel num_threads(bands)
     {
         int t = omp_get_thread_num(), y0, y1;
@@ -643,10 +688,17 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     *residual = 0.0f;
     for (int t = 0; t < bands && t < SIM_CPU_MAX_BANDS; t++)
         *residual = res[t] > *residual ? res[t] : *residual;
+    /* The bands' agents for the next step: each move out of a band went into the band above or
+     * below it (a target is at most a row away; the first band's above is the last). */
     int64_t moved = 0;
     if (s->n > 0)
-        for (int t = 0; t < bands; t++)
-            moved += s->moved_by[t];
+        for (int t = 0; t < bands; t++) {
+            cpu_band *b = &s->bands[t];
+            moved += b->moved;
+            b->agents -= b->up + b->down;
+            s->bands[t > 0 ? t - 1 : bands - 1].agents += b->up;
+            s->bands[t < bands - 1 ? t + 1 : 0].agents += b->down;
+        }
     return moved;
 }
 

@@ -1,9 +1,10 @@
 /* test_cpu_memory.c - the CPU backend's memory (sim_cpu.c): what its create asks the allocator
  * for, against README's bounds (12 B/cell of shared state + 8 B/cell for the one field, beside
- * the terms that grow with the rows, the threads and the agents), and the split that
- * `horizon info` prints (sim_cpu_memory) against the same measurement. The bound on the
- * measured bytes is worked out here from the scenario, not taken from sim_cpu_memory, so that a
- * backend that takes more per cell fails even when its estimate says the same. */
+ * the terms that grow with the rows and the threads; 12 B per agent on any number of threads),
+ * and the split that `horizon info` prints (sim_cpu_memory) against the same measurement. The
+ * bound on the measured bytes is worked out here from the scenario, not taken from
+ * sim_cpu_memory, so that a backend that takes more per cell fails even when its estimate
+ * says the same. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,12 +51,12 @@ static size_t requested_by_create(const sim_scenario *sc, int threads)
  * 2r + 3 more entries in each of the two field buffers (the prefix rows' halos live there), its
  * row offset, maximum and claims' start; once, the zero row in each buffer and the offsets of
  * the 2r + 2 rows around the grid, the column sums; per thread 3 dense rows of int64 (columns
- * -1 .. w), 3 deposited rows of floats, a start and a move count. */
+ * -1 .. w), 3 deposited rows of floats, a start and its band's counts. */
 static size_t rows_and_threads(int w, int h, int r, int bands)
 {
     size_t b = (size_t)h * (2 * (2 * (size_t)r + 3) * 4 + 8 + 4 + 4);
     b += 2 * ((size_t)w + 2 * (size_t)r + 3) * 4 + (2 * (size_t)r + 2) * 8 + (size_t)w * 8;
-    b += (size_t)bands * (3 * ((size_t)w + 2) * 8 + 3 * (size_t)w * 4 + 4 + 8);
+    b += (size_t)bands * (3 * ((size_t)w + 2) * 8 + 3 * (size_t)w * 4 + 4 + 5 * 8);
     return b;
 }
 
@@ -70,11 +71,11 @@ static void check(int w, int h, int r, int boundary, int64_t count)
     sc.count = count;
     const size_t cells = (size_t)w * (size_t)h;
     const int64_t n = sim_scenario_agent_count(&sc);
-    for (int threads = 1; threads <= 4; threads *= 2) {
+    for (int threads = 1; threads <= 16; threads *= 4) {
         size_t got = requested_by_create(&sc, threads);
         /* README's bounds: 12 B/cell shared (claims 8, occupancy 4) + 8 B/cell for the field;
-         * per agent its cell (4 B) and at most one claim (8 B) in each thread's room. */
-        size_t bound = 20 * cells + (size_t)(n > 0 ? n : 1) * (4 + 8 * (size_t)threads) +
+         * per agent its cell (4 B) and room for one claim (8 B), whatever the threads. */
+        size_t bound = 20 * cells + (size_t)(n > 0 ? n : 1) * (4 + 8) +
                        rows_and_threads(w, h, r, threads) + STRUCT_BYTES;
         if (got > bound)
             fail_msg("%dx%d r=%d, %d threads: create asked for %zu bytes, %.2f B/cell; at most "
@@ -90,6 +91,7 @@ static void check(int w, int h, int r, int boundary, int64_t count)
         assert_true(m.field_per_cell <= SIM_MEM_FIELD_MAX);
         assert_int_equal(m.n_fields, 1);
         assert_true(m.maps_per_cell == 0.0);
+        assert_true(n == 0 || m.per_agent <= 12.0);
         assert_true(sim_mem_within(&m));
         char line[256];
         sim_mem_describe(&m, line, sizeof line);
