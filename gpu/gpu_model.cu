@@ -30,6 +30,7 @@ int gpu_model_alloc(gpu_model *g, void **p, size_t bytes, const char *what, sim_
 /* The per-agent arrays, which grow with the agents (reserve). */
 typedef struct md_arrays {
     gpu_md_agents a[2];
+    uint32_t *d_lword, *d_lcell;
     uint32_t *d_target, *d_born;
     unsigned long long *d_key;
     uint8_t *d_dead;
@@ -47,6 +48,8 @@ static void arrays_free(md_arrays *t)
         gpu_alloc_free(t->a[k].energy);
         gpu_alloc_free(t->a[k].age);
     }
+    gpu_alloc_free(t->d_lword);
+    gpu_alloc_free(t->d_lcell);
     gpu_alloc_free(t->d_target);
     gpu_alloc_free(t->d_born);
     gpu_alloc_free(t->d_key);
@@ -61,6 +64,8 @@ static md_arrays arrays_of(const gpu_model *g)
     memset(&t, 0, sizeof t);
     t.a[0] = g->a[0];
     t.a[1] = g->a[1];
+    t.d_lword = g->d_lword;
+    t.d_lcell = g->d_lcell;
     t.d_target = g->d_target;
     t.d_born = g->d_born;
     t.d_key = g->d_key;
@@ -75,6 +80,8 @@ static void arrays_set(gpu_model *g, const md_arrays *t)
 {
     g->a[0] = t->a[0];
     g->a[1] = t->a[1];
+    g->d_lword = t->d_lword;
+    g->d_lcell = t->d_lcell;
     g->d_target = t->d_target;
     g->d_born = t->d_born;
     g->d_key = t->d_key;
@@ -99,7 +106,8 @@ static size_t arrays_bytes(int64_t cap, int sets, int attrs, int compact, long *
     const size_t n = (size_t)(cap > 0 ? cap : 1);
     size_t b = (size_t)sets * n * (4 + 4 + 1 + (attrs ? 4 + 4 : 0));
     b += n * 4 + (n + 1) * 8; /* target, key (+ 1: the scan's total) */
-    long k = sets * (3 + (attrs ? 2 : 0)) + 2;
+    b += n * 4 * 2;            /* the move list's words and cells */
+    long k = sets * (3 + (attrs ? 2 : 0)) + 4;
     if (compact) {
         b += n * 1 + n * 4 + gpu_md_scan_bytes((int64_t)n + 1); /* dead, born, scan scratch */
         k += 3;
@@ -124,6 +132,8 @@ static int arrays_alloc(md_arrays *t, int64_t cap, int sets, int attrs, int comp
                                 err));
         }
     }
+    GPU_TRY(arrays_take(t, (void **)&t->d_lword, n * sizeof(uint32_t), "move list", err));
+    GPU_TRY(arrays_take(t, (void **)&t->d_lcell, n * sizeof(uint32_t), "move list", err));
     GPU_TRY(arrays_take(t, (void **)&t->d_target, n * sizeof(uint32_t), "agent targets", err));
     GPU_TRY(arrays_take(t, (void **)&t->d_key, (n + 1) * sizeof(unsigned long long),
                         "claim keys", err));
@@ -216,6 +226,10 @@ static int reserve(gpu_model *g, int64_t want, sim_err *err)
     md_arrays t;
     memset(&t, 0, sizeof t);
     int rc = arrays_alloc(&t, cap, g->sets, g->attrs, g->compact, err);
+    /* deaths are 0 between steps (the flags kernel clears what it read) */
+    if (rc == SIM_OK && t.d_dead && cudaMemsetAsync(t.d_dead, 0, (size_t)cap, g->stream) !=
+                                        cudaSuccess)
+        rc = sim_err_set(err, SIM_EDEVICE, "cuda model engine: clearing the death flags failed");
     if (rc == SIM_OK && g->n > 0 && g->d_target) /* not at create: nothing uploaded yet */
         rc = arrays_copy(g, &t, &g->a[g->cur], err);
     if (rc != SIM_OK) {

@@ -40,9 +40,9 @@
  *     when it is not uniform) and a source mask (1 B/cell);
  *   per agent slot (capacity min(2n, cells) in a model that breeds, else n): cell, id, species
  *     (9 B), target (4 B) and key (8 B, + 1 entry; the compaction's flags and its in-place scan
- *     reuse it): 21 B; a model with a life cycle adds the second set for the compaction (9 B),
- *     energy and age in both sets (16 B), dead (1 B) and born cell (4 B): 51 B, plus the scan's
- *     scratch (~0.02 B).
+ *     reuse it), the move list's word and cell (8 B): 29 B; a model with a life cycle adds the
+ *     second set for the compaction (9 B), energy and age in both sets (16 B), dead (1 B) and
+ *     born cell (4 B): 59 B, plus the scan's scratch (~0.02 B).
  * gpu_model_memory adds these up exactly as create allocates them (test_gpu_model checks it
  * against the bytes and blocks an instance holds). */
 #ifndef GPU_MODEL_H
@@ -138,6 +138,7 @@ typedef struct gpu_md_ctl {
     unsigned long long births[SIM_MAX_SPECIES], deaths[SIM_MAX_SPECIES];
     unsigned long long energy[SIM_MAX_SPECIES];
     unsigned long long checksum, n, nbirths;
+    unsigned long long listed; /* the move list's length so far (sense's blocks take places) */
 } gpu_md_ctl;
 
 /* The agents' count and id counter on the device, across the steps of a batch: the kernels read
@@ -190,6 +191,11 @@ typedef struct gpu_model {
     unsigned long long *d_claim; /* claim words: moves, eat claims, births in turn */
     gpu_md_agents a[2];
     int cur;                  /* a[cur] holds the agents */
+    /* The move list (sense to move): position p holds an agent's occupancy word, its cell, and
+     * (in d_target, d_key) its target and claim key; sense writes a tile's agents together, so
+     * that the move kernel finds neighbouring cells together. From the move on, d_target and
+     * d_key are indexed by agent again (eat claims, births, the compaction). */
+    uint32_t *d_lword, *d_lcell;
     uint32_t *d_target, *d_born;
     unsigned long long *d_key; /* cap + 1: claim keys, then the compaction's flags and scan */
     uint8_t *d_dead;
@@ -241,7 +247,8 @@ int gpu_md_timing(gpu_model *g, int on, sim_err *err);
 int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err);
 
 /* Sense, decide and claim for every agent of the species in `mask` (bit s: species s has
- * agents): target and key per agent index (key 0: no claim), claims by atomicMax. */
+ * agents): the move list (word, cell, target, key; key 0: no claim), a tile's agents at places
+ * its block takes from d_ctl->listed; claims by atomicMax. */
 int gpu_md_sense(gpu_model *g, unsigned long long step, unsigned mask, sim_err *err);
 
 /* The 9 candidate scores of species sp at n cells (d_cells), as sim_model_cpu.c's scores_at:

@@ -17,7 +17,8 @@
  * way. Only the winner of a cell writes that cell's occupancy word; an agent writes its own
  * cell's field in live (uptake) and at the deposit, and one agent stands on a cell. Where the CPU
  * walks the cells (resolving claims), the device walks the claimants instead: each agent keeps
- * its target and key (d_target, d_key), so no phase reads every cell.
+ * its target and key (d_target, d_key; the move list's places for the move, then the agent's
+ * index), so no phase reads every cell.
  *
  * Per species counters (moved, count, births, deaths): a ballot per species and warp, one shared
  * atomic per warp, one global atomic per block and counter. */
@@ -123,6 +124,7 @@ typedef struct md_life_args {
     int w, h, periodic;
     unsigned long long seed, step;
     unsigned long long *claim, *key;
+    const uint32_t *lword, *lcell; /* the move list (gpu_model.h) */
     uint32_t *target, *born;
     uint32_t *occ;
     uint8_t *dead;
@@ -131,11 +133,11 @@ typedef struct md_life_args {
     gpu_md_ctl *ctl;
 } md_life_args;
 
-/* Phase 3: winners move (occupancy and codes of both cells, the claim word cleared); without a
- * compaction (no deaths or births possible) the deposit follows here. A thread takes
- * GPU_MD_MOVE_ITEMS agents, blockDim apart (coalesced), and loads all their claim words before
- * it uses any: the claim word is a random read that every agent waits for, so several of them
- * in flight per thread hide more of the latency. */
+/* Phase 3: winners move (occupancy of both cells, the agent's cell, the claim word cleared);
+ * without a compaction (no deaths or births possible) the deposit follows here. The agents come
+ * in the move list's order, a tile's together, so that the claim words, occupancy and fields
+ * they touch lie close to each other's. A thread takes GPU_MD_MOVE_ITEMS entries, blockDim apart
+ * (coalesced), and loads all their claim words before it uses any. */
 __global__ void md_move_kernel(md_life_args a, int deposit)
 {
     if (a.run->halt)
@@ -145,19 +147,16 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
     md_counters_zero(cnt);
     __syncthreads();
     const int64_t i0 = (int64_t)blockIdx.x * blockDim.x * GPU_MD_MOVE_ITEMS + threadIdx.x;
-    unsigned sp[GPU_MD_MOVE_ITEMS];
-    uint32_t cell[GPU_MD_MOVE_ITEMS], t[GPU_MD_MOVE_ITEMS];
+    uint32_t word[GPU_MD_MOVE_ITEMS], cell[GPU_MD_MOVE_ITEMS], t[GPU_MD_MOVE_ITEMS];
     unsigned long long k[GPU_MD_MOVE_ITEMS], cl[GPU_MD_MOVE_ITEMS];
 #pragma unroll
     for (int q = 0; q < GPU_MD_MOVE_ITEMS; q++) {
         const int64_t i = i0 + (int64_t)q * blockDim.x;
         k[q] = 0;
-        sp[q] = 0;
+        word[q] = 0;
         if (i < n) {
-            if (a.dead)
-                a.dead[i] = 0;
-            sp[q] = a.A.species[i];
-            cell[q] = a.A.cell[i];
+            word[q] = a.lword[i];
+            cell[q] = a.lcell[i];
             k[q] = a.key[i];
             t[q] = a.target[i];
         }
@@ -168,17 +167,18 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
 #pragma unroll
     for (int q = 0; q < GPU_MD_MOVE_ITEMS; q++) {
         const int64_t i = i0 + (int64_t)q * blockDim.x;
+        const unsigned sp = gpu_md_code(word[q]);
         const bool moved = k[q] && cl[q] == k[q];
         if (moved) {
             a.claim[t[q]] = 0;
             a.occ[cell[q]] = GPU_MD_WORD_EMPTY;
-            a.occ[t[q]] = gpu_md_word(sp[q], (uint32_t)i);
-            a.A.cell[i] = t[q];
+            a.occ[t[q]] = word[q];
+            a.A.cell[gpu_md_index(word[q])] = t[q];
             cell[q] = t[q];
         }
         if (deposit && i < n)
-            md_deposit(&a.prm->sp[sp[q]], a.fs, cell[q]);
-        md_count(cnt, 0, sp[q], moved);
+            md_deposit(&a.prm->sp[sp], a.fs, cell[q]);
+        md_count(cnt, 0, i < n ? sp : 0, moved);
     }
     __syncthreads();
     md_counters_commit(cnt, a.ctl->moved, NULL, NULL);
@@ -332,6 +332,7 @@ __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long
     }
     a.born[i] = b;
     flags[i] = (a.dead[i] ? 0ull : 1ull) | (b != MD_NO_CELL ? 1ull << 32 : 0ull);
+    a.dead[i] = 0; /* 0 again for the next step (the scatter reads the flags' scan) */
 }
 
 /* Phase 7 and 8: survivors in id order, then the newborns in their parents' order numbered from
@@ -358,7 +359,7 @@ __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
         const gpu_md_species *spp = &a.prm->sp[sp];
         const uint32_t b = a.born[i];
         const float e = a.A.energy[i];
-        alive = !a.dead[i];
+        alive = (uint32_t)scan[i + 1] != (uint32_t)v; /* the low halves count the living */
         born = b != MD_NO_CELL;
         if (alive) {
             const uint32_t j = (uint32_t)v, cell = a.A.cell[i];
@@ -410,6 +411,8 @@ static md_life_args life_args(gpu_model *g, unsigned long long step)
     a.claim = g->d_claim;
     a.eats = g->any_eats;
     a.key = g->d_key;
+    a.lword = g->d_lword;
+    a.lcell = g->d_lcell;
     a.target = g->d_target;
     a.born = g->d_born;
     a.occ = g->d_occ;

@@ -54,8 +54,9 @@ typedef struct md_sense_args {
     const uint32_t *occ;
     const uint32_t *id;
     unsigned long long *claim;
-    uint32_t *target;
+    uint32_t *lword, *lcell, *target; /* the move list (gpu_model.h) */
     unsigned long long *key;
+    unsigned long long *listed;       /* its length so far */
     unsigned long long seed, step;
     int w, h, periodic, n_species;
     unsigned mask;
@@ -453,6 +454,7 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
     __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ md_terms tm;
     __shared__ int wsum[GPU_MD_THREADS / 32];
+    __shared__ unsigned long long lbase; /* this tile's species' places in the move list */
 
     const gpu_md_plan &pl = a.plan;
     const int T = pl.T, R = pl.R, L = pl.L, RS = pl.RS, PW = pl.PW, chunk = pl.chunk;
@@ -502,6 +504,8 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
             mine += __popc(md_group_match(cs32, a, x0, y0, q, (unsigned)s, &lx, &ly)) >> 3;
         int total = 0;
         const int first = md_block_scan(mine, wsum, &total); /* its barriers publish P too */
+        if (tid == 0 && total > 0) /* published by the first round's barrier */
+            lbase = atomicAdd(a.listed, (unsigned long long)total);
         for (int round = 0; round < total; round += chunk) {
             if (mine > 0 && first < round + chunk && first + mine > round) {
                 int k = first;
@@ -552,8 +556,11 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
                         tcell = t;
                     }
                 }
-                a.target[ag] = tcell;
-                a.key[ag] = key;
+                const size_t at = (size_t)(lbase + (unsigned long long)(round + k));
+                a.lword[at] = gpu_md_word((unsigned)s, ag);
+                a.lcell[at] = own;
+                a.target[at] = tcell;
+                a.key[at] = key;
             }
             __syncthreads(); /* the list is free for the next round */
         }
@@ -667,8 +674,11 @@ static md_sense_args sense_args(const gpu_model *g)
     a.occ = g->d_occ;
     a.id = g->a[g->cur].id;
     a.claim = g->d_claim;
+    a.lword = g->d_lword;
+    a.lcell = g->d_lcell;
     a.target = g->d_target;
     a.key = g->d_key;
+    a.listed = &g->d_ctl->listed;
     a.seed = g->p.seed;
     a.w = g->p.w;
     a.h = g->p.h;
