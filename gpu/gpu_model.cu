@@ -226,10 +226,14 @@ static int reserve(gpu_model *g, int64_t want, sim_err *err)
     md_arrays t;
     memset(&t, 0, sizeof t);
     int rc = arrays_alloc(&t, cap, g->sets, g->attrs, g->compact, err);
-    /* deaths are 0 between steps (the flags kernel clears what it read) */
+    /* deaths are 0 between steps (the flags kernel clears what it read); the keys are read
+     * by the compaction's scan up to the launch bound, beyond the agents: never uninitialised */
     if (rc == SIM_OK && t.d_dead && cudaMemsetAsync(t.d_dead, 0, (size_t)cap, g->stream) !=
                                         cudaSuccess)
         rc = sim_err_set(err, SIM_EDEVICE, "cuda model engine: clearing the death flags failed");
+    if (rc == SIM_OK && cudaMemsetAsync(t.d_key, 0, ((size_t)cap + 1) * sizeof *t.d_key,
+                                        g->stream) != cudaSuccess)
+        rc = sim_err_set(err, SIM_EDEVICE, "cuda model engine: clearing the claim keys failed");
     if (rc == SIM_OK && g->n > 0 && g->d_target) /* not at create: nothing uploaded yet */
         rc = arrays_copy(g, &t, &g->a[g->cur], err);
     if (rc != SIM_OK) {
