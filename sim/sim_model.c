@@ -528,8 +528,8 @@ static int init_fields(const sim_scenario *sc, const sim_model *m, int threads, 
 /* Places species s: its candidate cells (free: no wall, no agent of an earlier species) in cell
  * order, then a partial Fisher-Yates shuffle by Philox (seed, i, s, SIM_RNG_PLACE); the first
  * `count` become its agents. */
-static int place_species(const sim_scenario *sc, const sim_model *m, int s, uint8_t *taken,
-                         uint32_t *cand, sim_state *st, sim_err *err)
+static int place_species(const sim_scenario *sc, const sim_model *m, int s, int threads,
+                         uint8_t *taken, uint32_t *cand, sim_state *st, sim_err *err)
 {
     const sim_model_species *sp = &m->species[s];
     const int w = m->width, h = m->height;
@@ -573,9 +573,10 @@ static int place_species(const sim_scenario *sc, const sim_model *m, int s, uint
     if (n_cand < n)
         return sim_err_set(err, SIM_EINVAL, "species.%s: %lld agents do not fit in the %lld "
                            "free cells", m->species_name[s], (long long)n, (long long)n_cand);
+    sim_world_shuffle(sc->seed, (uint32_t)s, cand, n_cand, n, threads);
     for (int64_t i = 0; i < n; i++) {
         int64_t a = st->n++;
-        st->cell[a] = sim_world_pick(sc->seed, (uint32_t)s, cand, n_cand, i);
+        st->cell[a] = cand[i];
         st->id[a] = (uint32_t)a;
         st->species[a] = (uint8_t)s;
         st->energy[a] = sp->life ? sp->energy : 0.0f;
@@ -633,7 +634,7 @@ int sim_model_world_init(const sim_scenario *sc, const sim_model *m_in, int thre
         if (st->walls)
             memcpy(taken, st->walls, (size_t)st->cells);
         for (int s = 0; s < m.n_species && rc == SIM_OK; s++)
-            rc = place_species(sc, &m, s, taken, cand, st, err);
+            rc = place_species(sc, &m, s, threads, taken, cand, st, err);
     }
     sim_free(taken);
     sim_free(cand);

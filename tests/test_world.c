@@ -37,6 +37,65 @@ static world make(const sim_scenario *sc)
     return wd;
 }
 
+/* The parallel shuffle (rounds of steps at once) against the steps one after another: whole
+ * candidate arrays equal, for full and partial shuffles, two streams and seeds, several thread
+ * counts, and sizes on both sides of the serial thresholds. */
+static void test_parallel_shuffle(void **state)
+{
+    (void)state;
+    static const int64_t cases[][2] = {{300000, 300000}, {300000, 279000}, {300000, 150000},
+                                       {300000, 70000},  {2000000, 1860000}, {90000, 89999},
+                                       {5000, 1000},     {1, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t n_cand = cases[c][0], n = cases[c][1];
+        uint32_t *ref = malloc((size_t)n_cand * sizeof *ref);
+        uint32_t *par = malloc((size_t)n_cand * sizeof *par);
+        assert_non_null(ref);
+        assert_non_null(par);
+        for (uint32_t index = 0; index < 4; index += 3)
+            for (uint64_t seed = 1; seed <= 2; seed++) {
+                for (int64_t i = 0; i < n_cand; i++)
+                    ref[i] = (uint32_t)(i * 7 + 3);
+                for (int64_t i = 0; i < n; i++)
+                    sim_world_pick(seed, index, ref, n_cand, i);
+                for (int threads = 1; threads <= 4; threads++) {
+                    for (int64_t i = 0; i < n_cand; i++)
+                        par[i] = (uint32_t)(i * 7 + 3);
+                    sim_world_shuffle(seed, index, par, n_cand, n, threads);
+                    if (memcmp(ref, par, (size_t)n_cand * sizeof *ref) != 0)
+                        fail_msg("shuffle of %lld in %lld (stream %u, seed %llu, %d threads) "
+                                 "differs from the steps in order", (long long)n,
+                                 (long long)n_cand, index, (unsigned long long)seed, threads);
+                }
+            }
+        free(ref);
+        free(par);
+    }
+}
+
+/* sim_world_init gives the same agents on 1 and 3 threads (the shuffle runs in rounds on 3). */
+static void test_threads_same_world(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.width = 600;
+    sc.height = 500;
+    sc.density = 0.93;
+    sc.count = -1;
+    int64_t cells = (int64_t)sc.width * sc.height, n = sim_scenario_agent_count(&sc);
+    assert_true(n > 200000);
+    float *f1 = malloc((size_t)cells * sizeof *f1), *f3 = malloc((size_t)cells * sizeof *f3);
+    uint32_t *a1 = malloc((size_t)n * sizeof *a1), *a3 = malloc((size_t)n * sizeof *a3);
+    assert_true(f1 && f3 && a1 && a3);
+    sim_err err = {{0}};
+    assert_int_equal(sim_world_init(&sc, 1, f1, a1, &err), SIM_OK);
+    assert_int_equal(sim_world_init(&sc, 3, f3, a3, &err), SIM_OK);
+    assert_memory_equal(a1, a3, (size_t)n * sizeof *a1);
+    assert_memory_equal(f1, f3, (size_t)cells * sizeof *f1);
+    free(f1), free(f3), free(a1), free(a3);
+}
+
 static void release(world *wd)
 {
     free(wd->field);
@@ -216,6 +275,8 @@ int main(void)
         cmocka_unit_test(test_center_placement),
         cmocka_unit_test(test_seed_determinism),
         cmocka_unit_test(test_check_agents_rejects),
+        cmocka_unit_test(test_parallel_shuffle),
+        cmocka_unit_test(test_threads_same_world),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
