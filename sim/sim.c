@@ -131,7 +131,7 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
     rc = sim_scenario_validate(sc, err);
     if (rc != SIM_OK)
         return rc;
-    rc = sim_world_check_agents(sc, agents, n_agents, err);
+    rc = sim_world_check_agents(sc, agents, n_agents, threads, err);
     if (rc != SIM_OK)
         return rc;
     sim *s = sim_calloc(1, sizeof *s);

@@ -192,10 +192,38 @@ int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *
     return SIM_OK;
 }
 
+/* 1 when every agent's cell is inside the grid and no cell holds two agents, on `team` threads
+ * (a bit a cell, set atomically); -1 without the memory. */
+static int agents_distinct(const uint32_t *agents, int64_t n, int64_t cells, int team)
+{
+    uint64_t *bits = sim_calloc((size_t)((cells + 63) / 64), sizeof *bits);
+    if (!bits)
+        return -1;
+    int bad = 0;
+#pragma omp parallel for schedule(static) num_threads(team) reduction(| : bad)
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t c = agents[i];
+        if ((int64_t)c >= cells) {
+            bad = 1;
+            continue;
+        }
+        const uint64_t bit = 1ull << (c & 63);
+        if (__atomic_fetch_or(&bits[c >> 6], bit, __ATOMIC_RELAXED) & bit)
+            bad = 1;
+    }
+    sim_free(bits);
+    return !bad;
+}
+
 int sim_world_check_agents(const sim_scenario *sc, const uint32_t *agents, int64_t n,
-                           sim_err *err)
+                           int threads, sim_err *err)
 {
     int64_t cells = (int64_t)sc->width * sc->height;
+    int team = threads > 0 ? threads : omp_get_max_threads();
+    /* many agents on several threads: a parallel pass, and the serial one below only to name
+     * the first offender when there is one */
+    if (team > 1 && n >= (1 << 20) && agents_distinct(agents, n, cells, team) == 1)
+        return SIM_OK;
     uint8_t *seen = sim_calloc((size_t)cells, 1);
     if (!seen)
         return sim_err_set(err, SIM_ENOMEM, "out of memory checking %lld agents", (long long)n);

@@ -31,8 +31,8 @@ void sim_world_shuffle(uint64_t seed, uint32_t index, uint32_t *cand, int64_t n_
 float sim_world_unit24(uint32_t x);
 
 /* Checks a state: every agent cell inside the grid and no cell holding two agents.
- * SIM_EINVAL with the first offending agent otherwise. */
+ * SIM_EINVAL with the first offending agent otherwise. `threads` (0: all) for many agents. */
 int sim_world_check_agents(const sim_scenario *sc, const uint32_t *agents, int64_t n,
-                           sim_err *err);
+                           int threads, sim_err *err);
 
 #endif

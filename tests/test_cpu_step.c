@@ -195,7 +195,7 @@ static void test_moves_are_legal(void **state)
             }
             assert_int_equal(st.moved, moved);
             sim_err err = {{0}};
-            if (sim_world_check_agents(&sc, after, 300, &err) != SIM_OK)
+            if (sim_world_check_agents(&sc, after, 300, 1, &err) != SIM_OK)
                 fail_msg("step %d: %s", k, err.msg);
             total_moved += moved;
             memcpy(before, after, sizeof before);

@@ -117,7 +117,7 @@ static void assert_distinct(const sim_scenario *sc, const world *wd)
     }
     free(seen);
     sim_err err = {{0}};
-    assert_int_equal(sim_world_check_agents(sc, wd->agents, wd->n, &err), SIM_OK);
+    assert_int_equal(sim_world_check_agents(sc, wd->agents, wd->n, 0, &err), SIM_OK);
 }
 
 static void test_field_values(void **state)
@@ -256,14 +256,49 @@ static void test_check_agents_rejects(void **state)
     sc.height = 10;
     sim_err err = {{0}};
     uint32_t ok[3] = {0, 99, 50};
-    assert_int_equal(sim_world_check_agents(&sc, ok, 3, &err), SIM_OK);
-    assert_int_equal(sim_world_check_agents(&sc, ok, 0, &err), SIM_OK);
+    assert_int_equal(sim_world_check_agents(&sc, ok, 3, 1, &err), SIM_OK);
+    assert_int_equal(sim_world_check_agents(&sc, ok, 0, 1, &err), SIM_OK);
     uint32_t outside[3] = {0, 100, 50};
-    assert_int_equal(sim_world_check_agents(&sc, outside, 3, &err), SIM_EINVAL);
+    assert_int_equal(sim_world_check_agents(&sc, outside, 3, 1, &err), SIM_EINVAL);
     hz_assert_contains(err.msg, "agent 1");
     uint32_t dup[4] = {5, 6, 7, 6};
-    assert_int_equal(sim_world_check_agents(&sc, dup, 4, &err), SIM_EINVAL);
+    assert_int_equal(sim_world_check_agents(&sc, dup, 4, 1, &err), SIM_EINVAL);
     hz_assert_contains(err.msg, "agent 3");
+}
+
+/* Over a million agents on several threads (the parallel check): a valid state passes; a
+ * duplicate or a cell outside the grid is refused with the same first offender as the serial
+ * check names. */
+static void test_check_agents_parallel(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.width = 1100;
+    sc.height = 1000;
+    const int64_t n = (int64_t)sc.width * sc.height;
+    uint32_t *a = malloc((size_t)n * sizeof *a);
+    assert_non_null(a);
+    for (int64_t i = 0; i < n; i++)
+        a[i] = (uint32_t)((i * 7919) % n); /* a permutation: 7919 is prime, n is not its multiple */
+    sim_err err = {{0}};
+    for (int threads = 1; threads <= 3; threads += 2)
+        assert_int_equal(sim_world_check_agents(&sc, a, n, threads, &err), SIM_OK);
+    const uint32_t keep = a[900000];
+    a[900000] = a[12];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        assert_int_equal(sim_world_check_agents(&sc, a, n, threads, &err), SIM_EINVAL);
+        hz_assert_contains(err.msg, "agent 900000:");
+        hz_assert_contains(err.msg, "already holds");
+    }
+    a[900000] = keep;
+    a[500000] = (uint32_t)n;
+    for (int threads = 1; threads <= 3; threads += 2) {
+        assert_int_equal(sim_world_check_agents(&sc, a, n, threads, &err), SIM_EINVAL);
+        hz_assert_contains(err.msg, "agent 500000:");
+        hz_assert_contains(err.msg, "outside");
+    }
+    free(a);
 }
 
 int main(void)
@@ -275,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_center_placement),
         cmocka_unit_test(test_seed_determinism),
         cmocka_unit_test(test_check_agents_rejects),
+        cmocka_unit_test(test_check_agents_parallel),
         cmocka_unit_test(test_parallel_shuffle),
         cmocka_unit_test(test_threads_same_world),
     };
