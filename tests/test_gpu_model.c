@@ -275,50 +275,48 @@ static void test_plain(void **state)
     }
 }
 
+/* Steps the scenario `fmt` (one %s: the boundary) on a bounded and a periodic world through
+ * run_pair, the labels `what wall` and `what periodic`. */
+static void pair_on_both_bounds(const char *fmt, const char *what)
+{
+    static const char *const bounds[] = {"wall", "periodic"};
+    for (int i = 0; i < 2; i++) {
+        char text[1024], label[32];
+        snprintf(text, sizeof text, fmt, bounds[i]);
+        snprintf(label, sizeof label, "%s %s", what, bounds[i]);
+        sim_scenario sc = parse(text);
+        run_pair(&sc, 30, label);
+    }
+}
+
 /* Named sections without maps: two species on two fields with weights that need 64-bit prefix
  * rows (|weight| 256 at r = 10), occupancies sensed both ways, clamped negative deposits, on a
  * bounded and a periodic world. */
 static void test_named_wide(void **state)
 {
     (void)state;
-    static const char *const fmt =
+    pair_on_both_bounds(
         "[world]\nwidth = 90\nheight = 75\nboundary = %s\n"
         "[field.a]\ndiffusion = 0.3\nsweeps = 2\ndecay = 0.02\ninit_noise = 1\n"
         "[field.b]\ndiffusion = 0.6\nsweeps = 1\ndecay = 0\ninit_noise = 0.5\n"
         "[species.x]\ncount = 400\nradius = 10\nnoise = 0.1\nsense = a:256, b:-255, occ.y:3\n"
         "deposit = a:0.5, b:-0.25\n"
         "[species.y]\ncount = 300\nradius = 2\nnoise = 0.3\nsense = b:1, occ.x:-1, occ.y:2\n"
-        "deposit = b:1\n[run]\nseed = 11\n";
-    static const char *const bounds[] = {"wall", "periodic"};
-    for (int i = 0; i < 2; i++) {
-        char text[1024], label[32];
-        snprintf(text, sizeof text, fmt, bounds[i]);
-        snprintf(label, sizeof label, "wide %s", bounds[i]);
-        sim_scenario sc = parse(text);
-        run_pair(&sc, 30, label);
-    }
+        "deposit = b:1\n[run]\nseed = 11\n",
+        "wide");
 }
 
-/* Species that sense occupancies only: on tiles with few of them the sense kernel sums each
- * agent's own window, on crowded ones it makes the region's prefix rows (gpu_model_sense.cu); a
- * dense disk at the centre and a sparse species give both kinds of tile, on a bounded and a
- * periodic world. */
-static void test_direct_windows(void **state)
+/* Species that sense occupancies only (no field in their score): a dense disk at the centre
+ * and a sparse species, on a bounded and a periodic world. */
+static void test_occupancy_only(void **state)
 {
     (void)state;
-    static const char *const fmt =
+    pair_on_both_bounds(
         "[world]\nwidth = 150\nheight = 140\nboundary = %s\n[field.a]\nsweeps = 1\n"
         "[species.c]\ncount = 4000\nplacement = center\nradius = 4\nnoise = 0.2\n"
         "sense = occ.c:2, occ.d:-1\n[species.d]\ncount = 60\nradius = 6\nnoise = 0.1\n"
-        "sense = occ.c:1\ndeposit = a:1\n[run]\nseed = 3\n";
-    static const char *const bounds[] = {"wall", "periodic"};
-    for (int i = 0; i < 2; i++) {
-        char text[1024], label[32];
-        snprintf(text, sizeof text, fmt, bounds[i]);
-        snprintf(label, sizeof label, "direct %s", bounds[i]);
-        sim_scenario sc = parse(text);
-        run_pair(&sc, 30, label);
-    }
+        "sense = occ.c:1\ndeposit = a:1\n[run]\nseed = 3\n",
+        "occupancy");
 }
 
 /* The maps of the rich model for a w x h world: a wall bar and a wall stub, a capacity ramp,
@@ -660,7 +658,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain),
         cmocka_unit_test(test_named_wide),
-        cmocka_unit_test(test_direct_windows),
+        cmocka_unit_test(test_occupancy_only),
         cmocka_unit_test(test_rich),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_picked_and_batch),
