@@ -254,11 +254,14 @@ static int absolute_path(const char *value, const char *base, char *out)
 static _Thread_local const char *map_base;
 
 /* Why a text value (a path, a text, a map) could not be written into a scenario file and read
- * back as itself, or NULL: libinih drops the blanks around a value, and reads a ';' after a blank
- * as the start of a comment, including one at the value's start once written as "key = ;...".
- * Refused when set, so that every scenario sim_scenario_write_ini writes reads back the same. */
+ * back as itself, or NULL: a file holds one line a value, libinih drops the blanks around it, and
+ * reads a ';' after a blank as the start of a comment, including one at the value's start once
+ * written as "key = ;...". Refused when set, so that every scenario sim_scenario_write_ini writes
+ * reads back the same. */
 static const char *not_ini_text(const char *v)
 {
+    if (strpbrk(v, "\r\n"))
+        return "not one line";
     size_t n = strlen(v);
     if (n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1])))
         return "blanks around it (a scenario file drops them)";
@@ -293,10 +296,9 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
         return bad_in(k, section, where, value, "not a boolean", err);
     case K_MAP: {
         char full[SIM_PATH_MAX];
-        if (strpbrk(value, "\r\n"))
-            return bad_in(k, section, where, value, "not one line", err);
-        if (not_ini_text(value))
-            return bad_in(k, section, where, value, not_ini_text(value), err);
+        const char *why = not_ini_text(value);
+        if (why)
+            return bad_in(k, section, where, value, why, err);
         if (!absolute_path(value, map_base, full))
             return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: path too long (at most %d bytes "
                                "once made absolute)", where, section, k->name,
@@ -313,10 +315,9 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
                                "got %zu)", where, section, k->name, cap - 1, strlen(value));
         if (value[0] == '\0' && k->type == K_PATH)
             return bad_in(k, section, where, value, "bad path", err);
-        if (strpbrk(value, "\r\n"))
-            return bad_in(k, section, where, value, "not one line", err);
-        if (not_ini_text(value))
-            return bad_in(k, section, where, value, not_ini_text(value), err);
+        const char *why = not_ini_text(value);
+        if (why)
+            return bad_in(k, section, where, value, why, err);
         memcpy(field, value, strlen(value) + 1);
         return SIM_OK;
     }
