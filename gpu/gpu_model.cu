@@ -637,6 +637,21 @@ static int ctl_reset(gpu_model *g, sim_err *err)
     return SIM_OK;
 }
 
+/* Copies the first `slots` control slots and `cs` column-sum slots back and waits for the
+ * device (with it, for what was queued before the copies). */
+static int readback(gpu_model *g, int slots, int cs, sim_err *err)
+{
+    cudaStream_t s = g->stream;
+    GPU_CHECK(err, cudaMemcpyAsync(g->h_ring, g->d_ring, (size_t)slots * g->slot_bytes,
+                                   cudaMemcpyDeviceToHost, s));
+    if (cs)
+        GPU_CHECK(err, cudaMemcpyAsync(g->h_csring, g->d_csring,
+                                       (size_t)cs * g->m.n_fields * g->m.width * sizeof(double),
+                                       cudaMemcpyDeviceToHost, s));
+    GPU_CHECK(err, cudaStreamSynchronize(s));
+    return SIM_OK;
+}
+
 /* The field and agent statistics from the read-back blocks, as sim_model_cpu.c's fill_stats. */
 static void fill_stats(const gpu_model *g, sim_stats *st)
 {
@@ -823,23 +838,16 @@ static int run_chunk(gpu_model *g, int64_t step, int n, const uint8_t *want_stat
         use_slot(g, k, ws ? cs++ : -1);
         GPU_TRY(queue_step(g, step + k, ws, k, bound, n0, mask, err));
     }
-    cudaStream_t s = g->stream;
     GPU_CHECK(err, cudaMemcpyAsync(g->h_run, g->d_run, sizeof *g->h_run, cudaMemcpyDeviceToHost,
-                                   s));
-    GPU_CHECK(err, cudaMemcpyAsync(g->h_ring, g->d_ring, (size_t)k * g->slot_bytes,
-                                   cudaMemcpyDeviceToHost, s));
-    if (cs)
-        GPU_CHECK(err, cudaMemcpyAsync(g->h_csring, g->d_csring,
-                                       (size_t)cs * m->n_fields * m->width * sizeof(double),
-                                       cudaMemcpyDeviceToHost, s));
-    GPU_CHECK(err, cudaStreamSynchronize(s));
+                                   g->stream));
+    GPU_TRY(readback(g, k, cs, err));
     /* halt k + 1 or beyond: steps from k on did nothing; a commit may have stopped the step
      * after this chunk's last, which the next chunk (its first step always runs) begins with */
     int done = k;
     if (g->h_run->halt) {
         if ((int)g->h_run->halt - 1 < k)
             done = (int)g->h_run->halt - 1;
-        GPU_CHECK(err, cudaMemsetAsync(&g->d_run->halt, 0, sizeof(unsigned), s));
+        GPU_CHECK(err, cudaMemsetAsync(&g->d_run->halt, 0, sizeof(unsigned), g->stream));
     }
     cs = 0;
     for (int j = 0; j < done; j++) {
@@ -919,13 +927,7 @@ static int md_checksum(void *p, uint64_t *out, sim_err *err)
     use_slot(g, 0, 0);
     GPU_TRY(ctl_reset(g, err));
     GPU_TRY(gpu_md_stats(g, NULL, g->n, err));
-    cudaStream_t s = g->stream;
-    GPU_CHECK(err, cudaMemcpyAsync(g->h_ring, g->d_ring, g->slot_bytes, cudaMemcpyDeviceToHost,
-                                   s));
-    GPU_CHECK(err, cudaMemcpyAsync(g->h_csring, g->d_csring,
-                                   (size_t)g->m.n_fields * g->m.width * sizeof(double),
-                                   cudaMemcpyDeviceToHost, s));
-    GPU_CHECK(err, cudaStreamSynchronize(s));
+    GPU_TRY(readback(g, 1, 1, err));
     sim_stats st;
     memset(&st, 0, sizeof st);
     fill_stats(g, &st);
