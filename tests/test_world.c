@@ -22,7 +22,8 @@ typedef struct world {
     int64_t n;
 } world;
 
-static world make(const sim_scenario *sc)
+/* The initial state of sc on `threads` threads (0: all). */
+static world make_on(const sim_scenario *sc, int threads)
 {
     world wd;
     int64_t cells = (int64_t)sc->width * sc->height;
@@ -32,9 +33,14 @@ static world make(const sim_scenario *sc)
     assert_non_null(wd.field);
     assert_non_null(wd.agents);
     sim_err err = {{0}};
-    if (sim_world_init(sc, 0, wd.field, wd.agents, &err) != SIM_OK)
+    if (sim_world_init(sc, threads, wd.field, wd.agents, &err) != SIM_OK)
         fail_msg("%s", err.msg);
     return wd;
+}
+
+static world make(const sim_scenario *sc)
+{
+    return make_on(sc, 0);
 }
 
 /* The parallel shuffle (rounds of steps at once) against the steps one after another: whole
@@ -73,6 +79,12 @@ static void test_parallel_shuffle(void **state)
     }
 }
 
+static void release(world *wd)
+{
+    free(wd->field);
+    free(wd->agents);
+}
+
 /* sim_world_init gives the same agents on 1 and 3 threads (the shuffle runs in rounds on 3). */
 static void test_threads_same_world(void **state)
 {
@@ -83,23 +95,14 @@ static void test_threads_same_world(void **state)
     sc.height = 500;
     sc.density = 0.93;
     sc.count = -1;
-    int64_t cells = (int64_t)sc.width * sc.height, n = sim_scenario_agent_count(&sc);
-    assert_true(n > 200000);
-    float *f1 = malloc((size_t)cells * sizeof *f1), *f3 = malloc((size_t)cells * sizeof *f3);
-    uint32_t *a1 = malloc((size_t)n * sizeof *a1), *a3 = malloc((size_t)n * sizeof *a3);
-    assert_true(f1 && f3 && a1 && a3);
-    sim_err err = {{0}};
-    assert_int_equal(sim_world_init(&sc, 1, f1, a1, &err), SIM_OK);
-    assert_int_equal(sim_world_init(&sc, 3, f3, a3, &err), SIM_OK);
-    assert_memory_equal(a1, a3, (size_t)n * sizeof *a1);
-    assert_memory_equal(f1, f3, (size_t)cells * sizeof *f1);
-    free(f1), free(f3), free(a1), free(a3);
-}
-
-static void release(world *wd)
-{
-    free(wd->field);
-    free(wd->agents);
+    const int64_t cells = (int64_t)sc.width * sc.height;
+    world one = make_on(&sc, 1), three = make_on(&sc, 3);
+    assert_true(one.n > 200000);
+    assert_int_equal(one.n, three.n);
+    assert_memory_equal(one.agents, three.agents, (size_t)one.n * sizeof *one.agents);
+    assert_memory_equal(one.field, three.field, (size_t)cells * sizeof *one.field);
+    release(&one);
+    release(&three);
 }
 
 /* Distinct and inside, checked here with a bitmap (not with the function under test). */
