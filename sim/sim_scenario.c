@@ -253,16 +253,20 @@ static int absolute_path(const char *value, const char *base, char *out)
  * sets it for the duration of the parse; NULL: the working directory). */
 static _Thread_local const char *map_base;
 
-/* Why a text value (a path, a text, a map) could not be written into a scenario file and read
- * back as itself, or NULL: a file holds one line a value, libinih drops the blanks around it, and
- * reads a ';' after a blank as the start of a comment, including one at the value's start once
- * written as "key = ;...". Refused when set, so that every scenario sim_scenario_write_ini writes
- * reads back the same. */
-static const char *not_ini_text(const char *v)
+/* Why the text value v of key k (a path, a text, a map) could not be written into a scenario
+ * file and read back as itself, or NULL: a file holds one line a value, of at most
+ * INI_MAX_LINE - 1 characters once written as "key = value", libinih drops the blanks around
+ * the value, and reads a ';' after a blank as the start of a comment, including one at the
+ * value's start once written as "key = ;...". Refused when set, so that every scenario
+ * sim_scenario_write_ini writes reads back the same. */
+static const char *not_ini_text(const key_def *k, const char *v)
 {
     if (strpbrk(v, "\r\n"))
         return "not one line";
     size_t n = strlen(v);
+    /* output.dir (the one K_PATH) may be longer: checkpoints hold "." in its place */
+    if (k->type != K_PATH && strlen(k->name) + 3 + n > INI_MAX_LINE - 1)
+        return "longer than a line of a scenario file holds (199 characters, 'key = ' included)";
     if (n && (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1])))
         return "blanks around it (a scenario file drops them)";
     if (v[0] == ';')
@@ -296,13 +300,16 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
         return bad_in(k, section, where, value, "not a boolean", err);
     case K_MAP: {
         char full[SIM_PATH_MAX];
-        const char *why = not_ini_text(value);
+        const char *why = not_ini_text(k, value);
         if (why)
             return bad_in(k, section, where, value, why, err);
         if (!absolute_path(value, map_base, full))
             return sim_err_set(err, SIM_EINVAL, "%s: %s.%s: path too long (at most %d bytes "
                                "once made absolute)", where, section, k->name,
                                SIM_PATH_MAX - 1);
+        /* the absolute path is what a written scenario holds */
+        if ((why = not_ini_text(k, full)) != NULL)
+            return bad_in(k, section, where, full, why, err);
         memcpy(field, full, strlen(full) + 1);
         return SIM_OK;
     }
@@ -315,7 +322,7 @@ static int set_value(void *base, const key_def *k, const char *section, const ch
                                "got %zu)", where, section, k->name, cap - 1, strlen(value));
         if (value[0] == '\0' && k->type == K_PATH)
             return bad_in(k, section, where, value, "bad path", err);
-        const char *why = not_ini_text(value);
+        const char *why = not_ini_text(k, value);
         if (why)
             return bad_in(k, section, where, value, why, err);
         memcpy(field, value, strlen(value) + 1);

@@ -376,6 +376,16 @@ static void test_error_enum(void **state)
      * "description = ;..." it read back as a comment */
     expect_error("[model]\ndescription =; W\n", SIM_EINVAL, "t.ini:2: model.description: ",
                  "starts with ';'", "(allowed one line");
+    /* found by fuzz_scenario: "description =" and 186 characters fit a 199-character line, but
+     * written back as "description = ..." the line had 200 and did not read back */
+    char line[256];
+    snprintf(line, sizeof line, "[model]\ndescription =%186s\n", "x");
+    memset(line + strlen("[model]\ndescription ="), 'x', 186);
+    expect_error(line, SIM_EINVAL, "t.ini:2: model.description: ", "longer than a line",
+                 "'key = ' included");
+    snprintf(line, sizeof line, "[model]\ndescription =%185s\n", "x");
+    memset(line + strlen("[model]\ndescription ="), 'x', 185);
+    expect_error(line, SIM_OK, NULL, NULL, NULL);
     expect_error("[world]\nboundary = torus\n", SIM_EINVAL, "t.ini:2: world.boundary: ",
                  "unknown value 'torus'", "(allowed periodic|wall|fixed)");
     expect_error("[agents]\nplacement = Random\n", SIM_EINVAL, "agents.placement",
@@ -753,6 +763,15 @@ static void test_set(void **state)
         hz_assert_contains(err.msg, bad[i].n1);
         hz_assert_contains(err.msg, bad[i].n2);
     }
+    /* a map whose value fits a line ("walls = " and 190 characters) but whose absolute path,
+     * what a written scenario holds, does not (the tests run in a directory, not in /) */
+    char walls[256] = "world.walls=";
+    memset(walls + strlen(walls), 'w', 186);
+    strcpy(walls + strlen("world.walls=") + 186, ".png");
+    sim_scenario_defaults(&sc);
+    assert_int_equal(sim_scenario_set(&sc, walls, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "world.walls");
+    hz_assert_contains(err.msg, "longer than a line");
 }
 
 static void test_file_errors(void **state)
