@@ -56,6 +56,10 @@ void gpu_model_held(const void *state, size_t *bytes, long *blocks);
  * agents past the chunk's launch bound or without room to double (gpu_model.h). For tests. */
 long gpu_model_halts(const void *state);
 
+/* How many steps that instance ran without compacting its agents (holes left, newborns
+ * appended in place; gpu_model.h). For tests. */
+long gpu_model_in_place(const void *state);
+
 /* Number of usable CUDA devices. When 0, `why` (n bytes, may be NULL) gets a one-line reason
  * ("no CUDA driver", "no CUDA device", ...). Never aborts, also without a driver. */
 int gpu_probe(char *why, size_t n);

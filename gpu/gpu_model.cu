@@ -248,6 +248,8 @@ static int reserve(gpu_model *g, int64_t want, sim_err *err)
     g->agent_blocks = t.blocks;
     g->cap = cap;
     g->cur = 0;
+    if (g->d_run) /* the device's copy of cur follows (upload writes it at create) */
+        GPU_CHECK(err, cudaMemsetAsync(&g->d_run->cur, 0, sizeof g->d_run->cur, g->stream));
     return SIM_OK;
 }
 
@@ -422,6 +424,11 @@ extern "C" long gpu_model_halts(const void *state)
     return ((const gpu_model *)state)->halts;
 }
 
+extern "C" long gpu_model_in_place(const void *state)
+{
+    return ((const gpu_model *)state)->in_place;
+}
+
 extern "C" size_t gpu_model_estimate_bytes(const sim_scenario *sc)
 {
     sim_mem e;
@@ -477,6 +484,7 @@ static int upload(gpu_model *g, const sim_state *in, sim_err *err)
     g->h_run->n = (unsigned long long)g->n;
     g->h_run->next_id = g->next_id;
     g->h_run->halt = 0;
+    g->h_run->cur = (unsigned)g->cur;
     GPU_CHECK(err, cudaMemcpyAsync(g->d_run, g->h_run, sizeof *g->h_run, cudaMemcpyHostToDevice,
                                    s));
     /* claim words are 0 between phases from here on: each claim is cleared by its winner */
@@ -680,13 +688,14 @@ static void fill_stats(const gpu_model *g, sim_stats *st)
 }
 
 /* The launch bound of a chunk of queued steps (gpu_model.h): the count now when it cannot grow;
- * with births, a sixteenth more (at least 1024), within the room the arrays have for the count
- * to double (reserve made room for the count now). */
+ * with births, an eighth more (at least 1024: room for the newborns of steps that do not
+ * compact), within the room the arrays have for the count to double (reserve made room for the
+ * count now). */
 static int64_t chunk_bound(const gpu_model *g)
 {
     if (!g->any_births)
         return g->n;
-    int64_t b = g->n + (g->n / 16 > 1024 ? g->n / 16 : 1024);
+    int64_t b = g->n + (g->n / 8 > 1024 ? g->n / 8 : 1024);
     if (b > g->cells)
         b = g->cells;
     if (g->cap < g->cells && 2 * b > g->cap)
@@ -703,25 +712,25 @@ static int mark_phase(gpu_model *g, int k, sim_err *err)
 }
 
 /* Queues step `step` as step k of a chunk (its slots set by use_slot, zeroed): sense, life,
- * fields, statistics, the commit. n0: the agents at the chunk's start (none: none can appear);
+ * fields, statistics, the commit. last: the chunk's last step (it compacts); n0: the agents at
+ * the chunk's start (none: none can appear);
  * mask: the species that had agents then (a species never comes back). */
-static int queue_step(gpu_model *g, int64_t step, int want_stats, int k, int64_t bound,
-                      int64_t n0, unsigned mask, sim_err *err)
+static int queue_step(gpu_model *g, int64_t step, int want_stats, int k, int last,
+                      int64_t bound, int64_t n0, unsigned mask, sim_err *err)
 {
     GPU_TRY(mark_phase(g, 0, err));
     if (n0 > 0)
         GPU_TRY(gpu_md_sense(g, (unsigned long long)step, mask, err));
     GPU_TRY(mark_phase(g, 1, err));
     if (n0 > 0)
-        GPU_TRY(gpu_md_life(g, (unsigned long long)step, bound, err));
+        GPU_TRY(gpu_md_life(g, (unsigned long long)step, bound, last, err));
     GPU_TRY(mark_phase(g, 2, err));
     GPU_TRY(gpu_md_fields(g, want_stats, err));
     GPU_TRY(mark_phase(g, 3, err));
     if (want_stats) {
-        /* after a compaction the count is in the step's slot; at most the room, 2 * bound */
-        const int compacted = n0 > 0 && g->compact;
-        GPU_TRY(gpu_md_stats(g, compacted ? &g->d_ctl->n : &g->d_run->n,
-                             compacted ? g->cap : bound, err));
+        /* after a scatter the slots are in the step's slot; at most the room, 2 * bound */
+        const int after_life = n0 > 0 && g->compact;
+        GPU_TRY(gpu_md_stats(g, after_life, after_life ? g->cap : bound, err));
     }
     return gpu_md_commit(g, k, bound, err);
 }
@@ -746,8 +755,9 @@ static int finish_step(gpu_model *g, int64_t step, int want_stats, sim_stats *st
         if (births > 0 && (uint64_t)g->next_id + births > UINT32_MAX)
             return sim_err_set(err, SIM_EINVAL, "agent ids exhausted: %u ids given, %llu more "
                                "births", g->next_id, (unsigned long long)births);
-        g->n = (int64_t)c->n;
+        g->n = (int64_t)c->live; /* the slots too, once the chunk's last step compacted */
         g->next_id += (uint32_t)births;
+        g->in_place += c->compacted == 0;
         for (int s = 0; s < m->n_species; s++) {
             g->count[s] = (int64_t)c->count[s];
             st->species[s].births = (int64_t)c->births[s];
@@ -792,10 +802,9 @@ static void grow_csring(gpu_model *g, int want)
     }
 }
 
-/* Where a queued step found the buffers: its fields' arrays and agent set. */
+/* Where a queued step found the fields' buffers (the agent set is the device's: d_run->cur). */
 typedef struct md_roles {
     float *field[SIM_MAX_FIELDS], *spare;
-    int cur;
 } md_roles;
 
 static md_roles roles_of(const gpu_model *g)
@@ -803,7 +812,6 @@ static md_roles roles_of(const gpu_model *g)
     md_roles r;
     memcpy(r.field, g->d_field, sizeof r.field);
     r.spare = g->d_spare;
-    r.cur = g->cur;
     return r;
 }
 
@@ -811,7 +819,6 @@ static void roles_set(gpu_model *g, const md_roles *r)
 {
     memcpy(g->d_field, r->field, sizeof r->field);
     g->d_spare = r->spare;
-    g->cur = r->cur;
 }
 
 /* One chunk of a batch: from step `step`, at most n steps, as many as the column sums' ring has
@@ -829,18 +836,23 @@ static int run_chunk(gpu_model *g, int64_t step, int n, const uint8_t *want_stat
             mask |= 1u << s;
     md_roles roles[SIM_STEP_BATCH_MAX];
     GPU_CHECK(err, cudaMemsetAsync(g->d_ring, 0, (size_t)n * g->slot_bytes, g->stream));
-    int k = 0, cs = 0;
-    for (; k < n; k++) {
-        const int ws = want_stats && want_stats[k];
-        if (ws && cs == g->cs_slots)
+    /* the steps this chunk holds: all n, or up to the one whose statistics find no slot */
+    int steps = 0;
+    for (int w = 0; steps < n; steps++) {
+        if (want_stats && want_stats[steps] && w++ == g->cs_slots)
             break;
+    }
+    int k = 0, cs = 0;
+    for (; k < steps; k++) {
+        const int ws = want_stats && want_stats[k];
         roles[k] = roles_of(g);
         use_slot(g, k, ws ? cs++ : -1);
-        GPU_TRY(queue_step(g, step + k, ws, k, bound, n0, mask, err));
+        GPU_TRY(queue_step(g, step + k, ws, k, k == steps - 1, bound, n0, mask, err));
     }
     GPU_CHECK(err, cudaMemcpyAsync(g->h_run, g->d_run, sizeof *g->h_run, cudaMemcpyDeviceToHost,
                                    g->stream));
     GPU_TRY(readback(g, k, cs, err));
+    g->cur = (int)g->h_run->cur; /* the set the last step that ran left the agents in */
     /* halt k + 1 or beyond: steps from k on did nothing; a commit may have stopped the step
      * after this chunk's last, which the next chunk (its first step always runs) begins with */
     int done = k;
@@ -926,7 +938,7 @@ static int md_checksum(void *p, uint64_t *out, sim_err *err)
     gpu_model *g = (gpu_model *)p;
     use_slot(g, 0, 0);
     GPU_TRY(ctl_reset(g, err));
-    GPU_TRY(gpu_md_stats(g, NULL, g->n, err));
+    GPU_TRY(gpu_md_stats(g, 0, g->n, err));
     GPU_TRY(readback(g, 1, 1, err));
     sim_stats st;
     memset(&st, 0, sizeof st);

@@ -13,8 +13,8 @@
  *                               for each;
  *   life (gpu_model_life.cu)    per agent: move (winners), eat (claim, resolve), live (uptake,
  *                               metabolism, age, death), breed (claim, resolve), then a CUB scan
- *                               of (alive, born) and one scatter that compacts the survivors,
- *                               appends the newborns and deposits;
+ *                               of (alive, born) and one scatter that appends the newborns and
+ *                               deposits, and compacts the survivors when it must (below);
  *   fields (gpu_model_fields.cu) per field: growth, sweeps (the fast path's Jacobi kernels when
  *                               the model has no walls and the field no sources, else a sweep
  *                               with walls and sources), decay, sources held; statistics.
@@ -30,6 +30,14 @@
  * statistics, of column sums), all zeroed by one memset a chunk and read back together. Nothing
  * is allocated inside a chunk; between chunks the agent arrays grow when the agents outgrow them
  * (capacity min(2n, cells) before a step that may breed, doubled).
+ * Holes: a step's scatter leaves the survivors where they are (their slots, occupancy words and
+ * set), marks the dead as holes (dead[] = GPU_MD_HOLE) and writes the newborns after the last
+ * slot, unless it compacts: survivors and newborns into the other set, in id order, the holes
+ * dropped. It compacts when the chunk ends with the step, when the slots would pass the bound or
+ * the holes an eighth of them, or when the commit will stop the chunk; so between chunks (every
+ * read, checkpoint and growth) the agents lie compacted in a[cur], as in the CPU engine, and the
+ * slot order is id order throughout (newborns get larger ids than any slot before them), which
+ * is all the claim keys' tie-break (sim_claim_key_word of the slot) needs.
  *
  * Device memory (gpu_model_memory in gpu_backend.h reports the split):
  *   shared, 12 B/cell: the occupancy word (4 B: cell code and agent index, below) and the claim
@@ -139,16 +147,25 @@ typedef struct gpu_md_ctl {
     unsigned long long energy[SIM_MAX_SPECIES];
     unsigned long long checksum, n, nbirths;
     unsigned long long listed; /* the move list's length so far (sense's blocks take places) */
+    unsigned long long live;      /* agents after the step (n counts slots, holes too) */
+    unsigned long long compacted; /* 1: the step compacted into the other set (gpu_model.h) */
 } gpu_md_ctl;
 
-/* The agents' count and id counter on the device, across the steps of a batch: the kernels read
- * them, the commit of a step with a compaction writes them. halt: 0 while steps run; k + 1 when
+/* The agents' slots and id counter on the device, across the steps of a batch: the kernels read
+ * them, the commit of a step with a compaction writes them. n: the slots in use (living agents
+ * and holes, below); cur: the set a[cur] that holds them. halt: 0 while steps run; k + 1 when
  * step k of the chunk (and so every later one) does nothing. */
 typedef struct gpu_md_run {
     unsigned long long n;
     unsigned next_id;
     unsigned halt;
+    unsigned cur;
+    unsigned pad;
 } gpu_md_run;
+
+/* dead[] of a slot whose agent died in an earlier step of the chunk (a hole): every per-agent
+ * kernel skips it; the compaction drops it. */
+#define GPU_MD_HOLE 3
 
 /* Shape of the sense kernel: tile side T, halo R = max radius + 1 rows above and below, a left
  * margin of L >= R + 1 columns (a multiple of 4: the region's first column is then 16-byte
@@ -210,6 +227,8 @@ typedef struct gpu_model {
     double *d_csring, *h_csring;
     int cs_slots;
     long halts;               /* chunks cut short by a commit (gpu_model_halts) */
+    long in_place;            /* steps of a model with a compaction that did not compact (they
+                               * left holes and appended: gpu_model_in_place) */
     /* The step being queued or read: its slot of each ring. */
     gpu_md_ctl *d_ctl, *h_ctl;     /* each followed by n_fields gpu_ctl: */
     gpu_ctl *d_fctl, *h_fctl;      /* per field: max, checksum, residual */
@@ -262,10 +281,11 @@ int gpu_md_region(gpu_model *g, int r, const int32_t *d_xs, int nx, const int32_
                   int64_t *d_out, sim_err *err);
 
 /* ---- gpu_model_life.cu ---- */
-/* Phases 3-8 of the step for the agents of a[cur] (sense done; their count d_run->n, at most
- * bound): move, eat, live, breed, compaction into a[cur ^ 1] (cur flips) and deposit. Counters
- * into d_ctl. */
-int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, sim_err *err);
+/* Phases 3-8 of the step for the agents of the device's set (sense done; their slots d_run->n,
+ * at most bound): move, eat, live, breed, the scatter (holes and newborns in place, or a
+ * compaction into the other set, which the commit then makes current; always when `last`, the
+ * chunk's last step) and deposit. Counters into d_ctl. */
+int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, int last, sim_err *err);
 
 /* Step k's commit, after everything else of it (a model with a compaction only): the count and
  * id counter from the step's control slot into d_run; then, for step k + 1, halt when the count
@@ -283,9 +303,10 @@ size_t gpu_md_scan_bytes(int64_t items);
 int gpu_md_fields(gpu_model *g, int want_residual, sim_err *err);
 
 /* Statistics: per field column sums, max and checksum terms (d_colsum, d_fctl); the agents'
- * checksum terms and energy sums (d_ctl). d_n: the agent count on the device (after a
- * compaction), or NULL to use g->n; bound: at most that many agents. */
-int gpu_md_stats(gpu_model *g, const unsigned long long *d_n, int64_t bound, sim_err *err);
+ * checksum terms and energy sums (d_ctl). after_life: inside a queued step whose life phase
+ * ran, with a compaction: the slots, set and holes that step's scatter left (d_ctl, d_run,
+ * d_dead); else the agents as they are (g->n in a[g->cur]). bound: at most that many slots. */
+int gpu_md_stats(gpu_model *g, int after_life, int64_t bound, sim_err *err);
 
 /* Adds amount to the output field within radius of (x, y), walls excepted. */
 int gpu_md_paint(gpu_model *g, int x, int y, int radius, float amount, sim_err *err);

@@ -228,19 +228,23 @@ int gpu_md_fields(gpu_model *g, int want_residual, sim_err *err)
 
 /* Grid-stride over the agents: checksum terms (with the life term for extended models) and the
  * energy sums per species; a block reduces in shared memory, then one atomic per result. */
-__global__ void md_agents_kernel(gpu_md_agents A, int64_t n_host,
-                                 const unsigned long long *__restrict__ d_n, int extended,
-                                 gpu_md_ctl *ctl)
+__global__ void md_agents_kernel(gpu_md_agents A0, gpu_md_agents A1, int64_t n_host,
+                                 const gpu_md_run *run, const uint8_t *__restrict__ dead,
+                                 int extended, gpu_md_ctl *ctl)
 {
     __shared__ unsigned long long s_cs[GPU_MD_EW_THREADS / 32];
     __shared__ unsigned long long s_e[SIM_MAX_SPECIES];
     if (threadIdx.x < SIM_MAX_SPECIES)
         s_e[threadIdx.x] = 0;
     __syncthreads();
-    const int64_t n = d_n ? (int64_t)*d_n : n_host;
+    /* after a step's scatter: its slots, and its set (the commit flips cur after this) */
+    const int64_t n = run ? (int64_t)ctl->n : n_host;
+    const gpu_md_agents A = run && (run->cur ^ (unsigned)ctl->compacted) ? A1 : A0;
     unsigned long long cs = 0;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
+        if (dead && dead[i] == GPU_MD_HOLE)
+            continue;
         const uint32_t id = A.id[i];
         const float e = A.energy ? A.energy[i] : 0.0f; /* none held: all 0 */
         const unsigned sp = A.species[i];
@@ -268,7 +272,7 @@ __global__ void md_agents_kernel(gpu_md_agents A, int64_t n_host,
         atomicAdd(&ctl->energy[threadIdx.x], s_e[threadIdx.x]);
 }
 
-int gpu_md_stats(gpu_model *g, const unsigned long long *d_n, int64_t bound, sim_err *err)
+int gpu_md_stats(gpu_model *g, int after_life, int64_t bound, sim_err *err)
 {
     for (int f = 0; f < g->m.n_fields; f++)
         GPU_TRY(gpu_stats_field_at(g->d_field[f], g->p.w, g->p.h, (uint64_t)f * (uint64_t)g->cells,
@@ -276,8 +280,12 @@ int gpu_md_stats(gpu_model *g, const unsigned long long *d_n, int64_t bound, sim
                                    err));
     if (bound <= 0)
         return SIM_OK;
+    /* between chunks a[g->cur]; inside one the device's choice, a[1] only with two sets */
+    const gpu_md_agents A0 = after_life ? g->a[0] : g->a[g->cur];
+    const gpu_md_agents A1 = after_life && g->sets > 1 ? g->a[1] : A0;
     md_agents_kernel<<<ew_blocks(bound), GPU_MD_EW_THREADS, 0, g->stream>>>(
-        g->a[g->cur], g->n, d_n, g->p.extended, g->d_ctl);
+        A0, A1, g->n, after_life ? g->d_run : NULL, after_life ? g->d_dead : NULL,
+        g->p.extended, g->d_ctl);
     GPU_CHECK_LAUNCH(err, g->stream);
     return SIM_OK;
 }

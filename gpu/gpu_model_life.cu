@@ -1,6 +1,7 @@
-/* gpu_model_life.cu - phases 3-8 of a model step on the device, one thread per agent (index
- * order = id order): move, eat, live, breed, then the compaction (a CUB exclusive scan of the
- * packed (alive, born) flags and one scatter) with the deposits folded into it.
+/* gpu_model_life.cu - phases 3-8 of a model step on the device, one thread per agent slot
+ * (slot order = id order; holes, the slots of agents that died earlier in the chunk, are
+ * skipped): move, eat, live, breed, then a CUB exclusive scan of the packed (alive, born) flags
+ * and one scatter that places the newborns, compacts when it must (gpu_model.h) and deposits.
  *
  * Kernels of a step: move; eat claim; eat + live (one pass: the eaten know it from the flag their
  * predators set); breed claim; flags (breed resolution, the scan's input, written over the claim
@@ -119,8 +120,8 @@ __device__ __forceinline__ void md_counters_commit(const md_counters &c, unsigne
 
 typedef struct md_life_args {
     const gpu_md_params *prm;
-    gpu_md_agents A;
-    const gpu_md_run *run; /* the count (n), the id counter; halt: the step does nothing */
+    gpu_md_agents AS[2]; /* the sets; the agents are in AS[run->cur] */
+    const gpu_md_run *run; /* the slots (n), the id counter, cur; halt: the step does nothing */
     int w, h, periodic;
     unsigned long long seed, step;
     unsigned long long *claim, *key;
@@ -142,7 +143,9 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
 {
     if (a.run->halt)
         return; /* the whole grid */
-    const int64_t n = (int64_t)a.run->n;
+    /* the move list's entries (the living agents: the slots less the holes) */
+    const int64_t n = (int64_t)a.ctl->listed;
+    uint32_t *const acell = a.AS[a.run->cur].cell;
     __shared__ md_counters cnt;
     md_counters_zero(cnt);
     __syncthreads();
@@ -173,7 +176,7 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
             a.claim[t[q]] = 0;
             a.occ[cell[q]] = GPU_MD_WORD_EMPTY;
             a.occ[t[q]] = word[q];
-            a.A.cell[gpu_md_index(word[q])] = t[q];
+            acell[gpu_md_index(word[q])] = t[q];
             cell[q] = t[q];
         }
         if (deposit && i < n)
@@ -189,12 +192,13 @@ __global__ void md_move_kernel(md_life_args a, int deposit)
 __global__ void md_eat_claim_kernel(md_life_args a)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (a.run->halt || i >= (int64_t)a.run->n)
+    if (a.run->halt || i >= (int64_t)a.run->n || a.dead[i] == GPU_MD_HOLE)
         return;
-    const unsigned eats = a.prm->sp[a.A.species[i]].eats;
+    const gpu_md_agents A = a.AS[a.run->cur];
+    const unsigned eats = a.prm->sp[A.species[i]].eats;
     if (!eats)
         return;
-    const uint32_t cell = a.A.cell[i];
+    const uint32_t cell = A.cell[i];
     const int x = (int)(cell % (uint32_t)a.w), y = (int)(cell / (uint32_t)a.w);
     uint32_t np = 0;
     for (int c = 1; c < SIM_NCAND; c++) {
@@ -208,7 +212,7 @@ __global__ void md_eat_claim_kernel(md_life_args a)
         a.key[i] = 0;
         return;
     }
-    const sim_u32x4 r = sim_random(a.seed, a.step, a.A.id[i], SIM_RNG_EAT);
+    const sim_u32x4 r = sim_random(a.seed, a.step, A.id[i], SIM_RNG_EAT);
     /* The pick-th prey in candidate order (a second walk: no run-time indexed array). */
     uint32_t pick = sim_pick(r.v[0], np), seen = 0;
     int64_t t = -1;
@@ -240,10 +244,13 @@ __global__ void md_eat_live_kernel(md_life_args a)
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (a.run->halt || i >= (int64_t)a.run->n)
         return;
-    const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
-    const uint32_t cell = a.A.cell[i];
-    float e = a.A.energy[i];
     int dead = a.dead[i];
+    if (dead == GPU_MD_HOLE)
+        return;
+    const gpu_md_agents A = a.AS[a.run->cur];
+    const gpu_md_species *sp = &a.prm->sp[A.species[i]];
+    const uint32_t cell = A.cell[i];
+    float e = A.energy[i];
     if (a.eats && sp->eats) {
         const unsigned long long k = a.key[i];
         const uint32_t t = a.target[i];
@@ -260,12 +267,12 @@ __global__ void md_eat_live_kernel(md_life_args a)
             e = SIM_FADD(e, take);
         }
         e = SIM_FSUB(e, sp->metabolism);
-        const int32_t age = a.A.age[i] + 1;
-        a.A.age[i] = age;
+        const int32_t age = A.age[i] + 1;
+        A.age[i] = age;
         if (e <= 0.0f || (sp->max_age > 0 && age >= sp->max_age))
             dead = MD_DIED;
     }
-    a.A.energy[i] = e;
+    A.energy[i] = e;
     if (dead) {
         a.dead[i] = (uint8_t)dead;
         a.occ[cell] = GPU_MD_WORD_EMPTY;
@@ -279,11 +286,14 @@ __global__ void md_breed_claim_kernel(md_life_args a)
     if (a.run->halt || i >= (int64_t)a.run->n)
         return;
     a.key[i] = 0;
-    const gpu_md_species *sp = &a.prm->sp[a.A.species[i]];
-    const float be = sp->birth_energy;
-    if (a.dead[i] || !(be > 0.0f) || !(a.A.energy[i] >= be))
+    if (a.dead[i]) /* died this step, or a hole */
         return;
-    const uint32_t cell = a.A.cell[i];
+    const gpu_md_agents A = a.AS[a.run->cur];
+    const gpu_md_species *sp = &a.prm->sp[A.species[i]];
+    const float be = sp->birth_energy;
+    if (!(be > 0.0f) || !(A.energy[i] >= be))
+        return;
+    const uint32_t cell = A.cell[i];
     const int x = (int)(cell % (uint32_t)a.w), y = (int)(cell / (uint32_t)a.w);
     uint32_t nf = 0;
     for (int c = 1; c < SIM_NCAND; c++) {
@@ -292,7 +302,7 @@ __global__ void md_breed_claim_kernel(md_life_args a)
     }
     if (!nf)
         return;
-    const sim_u32x4 r = sim_random(a.seed, a.step, a.A.id[i], SIM_RNG_BIRTH);
+    const sim_u32x4 r = sim_random(a.seed, a.step, A.id[i], SIM_RNG_BIRTH);
     uint32_t pick = sim_pick(r.v[0], nf), seen = 0;
     int64_t t = -1;
     for (int c = 1; c < SIM_NCAND && t < 0; c++) {
@@ -331,15 +341,39 @@ __global__ void md_flags_kernel(md_life_args a, int breeding, unsigned long long
         }
     }
     a.born[i] = b;
-    flags[i] = (a.dead[i] ? 0ull : 1ull) | (b != MD_NO_CELL ? 1ull << 32 : 0ull);
-    a.dead[i] = 0; /* 0 again for the next step (the scatter reads the flags' scan) */
+    const uint8_t d = a.dead[i];
+    flags[i] = (d ? 0ull : 1ull) | (b != MD_NO_CELL ? 1ull << 32 : 0ull);
+    if (d && d != GPU_MD_HOLE)
+        a.dead[i] = 0; /* the scatter takes survival from the flags' scan, and marks holes */
 }
 
-/* Phase 7 and 8: survivors in id order, then the newborns in their parents' order numbered from
- * next_id (the scan's high half ranks them), the occupancy of both, and every agent's deposit.
- * A parent keeps energy - half, its newborn half. Counts, births and deaths per species. */
-__global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
-                                  const unsigned long long *__restrict__ scan)
+/* When a step compacts (gpu_model.h): at the chunk's last step; when the slots after it (its n,
+ * holes included, and the newborns) would pass the launch bound, or its holes an eighth of
+ * them; and when the commit will stop the chunk after it (the same tests as md_commit_kernel's,
+ * on the count after it). Every thread of the scatter decides alike from the scan's total. */
+typedef struct md_keep {
+    unsigned long long bound, cells, cap;
+    int breeding, last;
+} md_keep;
+
+__device__ __forceinline__ bool md_compacts(const md_keep &kp, unsigned long long n,
+                                            unsigned long long nsurv, unsigned long long nborn,
+                                            unsigned long long next_id)
+{
+    const unsigned long long live = nsurv + nborn, slots = n + nborn;
+    const unsigned long long room = 2 * live < kp.cells ? 2 * live : kp.cells;
+    /* (the commit's count test, live > bound, is in slots > bound: slots >= live) */
+    return kp.last || slots > kp.bound || 8 * (n - nsurv) > slots ||
+           (kp.breeding && room > kp.cap) || (nborn > 0 && next_id + nborn > 0xFFFFFFFFull);
+}
+
+/* Phase 7 and 8: the newborns in their parents' order numbered from next_id (the scan's high
+ * half ranks them) after the survivors, and every agent's deposit. Compacting: the survivors in
+ * slot (id) order into the other set, the newborns after them, the occupancy of all; in place:
+ * the survivors stay, the dead become holes, the newborns take the slots after the last. A
+ * parent keeps energy - half, its newborn half. Counts, births and deaths per species. */
+__global__ void md_scatter_kernel(md_life_args a, const unsigned long long *__restrict__ scan,
+                                  md_keep kp)
 {
     if (a.run->halt)
         return; /* the whole grid */
@@ -351,44 +385,63 @@ __global__ void md_scatter_kernel(md_life_args a, gpu_md_agents Q,
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned long long tot = scan[n];
     const uint32_t nsurv = (uint32_t)tot, nborn = (uint32_t)(tot >> 32);
+    const bool compact = md_compacts(kp, (unsigned long long)n, nsurv, nborn, next_id);
+    const unsigned cur = a.run->cur;
+    const gpu_md_agents A = a.AS[cur], Q = compact ? a.AS[cur ^ 1] : A;
+    const uint32_t base = compact ? nsurv : (uint32_t)n; /* the first newborn's slot */
     unsigned sp = 0;
-    bool alive = false, born = false;
+    bool alive = false, born = false, died = false;
     if (i < n) {
         const unsigned long long v = scan[i];
-        sp = a.A.species[i];
+        alive = (uint32_t)scan[i + 1] != (uint32_t)v; /* the low halves count the living */
+        if (!alive) {
+            /* a hole stays one in place and is dropped (its flag cleared) by a compaction */
+            const bool hole = a.dead[i] == GPU_MD_HOLE;
+            died = !hole;
+            if (compact == hole)
+                a.dead[i] = compact ? 0 : GPU_MD_HOLE;
+        }
+        sp = A.species[i];
         const gpu_md_species *spp = &a.prm->sp[sp];
         const uint32_t b = a.born[i];
-        const float e = a.A.energy[i];
-        alive = (uint32_t)scan[i + 1] != (uint32_t)v; /* the low halves count the living */
         born = b != MD_NO_CELL;
         if (alive) {
-            const uint32_t j = (uint32_t)v, cell = a.A.cell[i];
-            Q.cell[j] = cell;
-            Q.id[j] = a.A.id[i];
-            Q.species[j] = (uint8_t)sp;
-            Q.energy[j] = b != MD_NO_CELL ? SIM_FSUB(e, SIM_FMUL(e, 0.5f)) : e;
-            Q.age[j] = a.A.age[i];
-            a.occ[cell] = gpu_md_word(sp, j);
+            const float e = A.energy[i];
+            const uint32_t cell = A.cell[i];
+            const float keep = born ? SIM_FSUB(e, SIM_FMUL(e, 0.5f)) : e;
+            if (compact) {
+                const uint32_t j = (uint32_t)v;
+                Q.cell[j] = cell;
+                Q.id[j] = A.id[i];
+                Q.species[j] = (uint8_t)sp;
+                Q.energy[j] = keep;
+                Q.age[j] = A.age[i];
+                a.occ[cell] = gpu_md_word(sp, j);
+            } else if (born) {
+                A.energy[i] = keep;
+            }
             md_deposit(spp, a.fs, cell);
-        }
-        if (born) {
-            const uint32_t rank = (uint32_t)(v >> 32), k = nsurv + rank;
-            Q.cell[k] = b;
-            Q.id[k] = next_id + rank;
-            Q.species[k] = (uint8_t)sp;
-            Q.energy[k] = SIM_FMUL(e, 0.5f);
-            Q.age[k] = 0;
-            a.occ[b] = gpu_md_word(sp, k);
-            md_deposit(spp, a.fs, b);
+            if (born) {
+                const uint32_t rank = (uint32_t)(v >> 32), k = base + rank;
+                Q.cell[k] = b;
+                Q.id[k] = next_id + rank;
+                Q.species[k] = (uint8_t)sp;
+                Q.energy[k] = SIM_FMUL(e, 0.5f);
+                Q.age[k] = 0;
+                a.occ[b] = gpu_md_word(sp, k);
+                md_deposit(spp, a.fs, b);
+            }
         }
     }
     md_count(cnt, 0, sp, alive);
     md_count(cnt, 0, sp, born);
     md_count(cnt, 1, sp, born);
-    md_count(cnt, 2, sp, i < n && !alive);
+    md_count(cnt, 2, sp, died);
     if (i == 0) {
-        a.ctl->n = (unsigned long long)nsurv + nborn;
+        a.ctl->n = (unsigned long long)base + nborn;
+        a.ctl->live = (unsigned long long)nsurv + nborn;
         a.ctl->nbirths = nborn;
+        a.ctl->compacted = compact;
     }
     __syncthreads();
     md_counters_commit(cnt, a.ctl->count, a.ctl->births, a.ctl->deaths);
@@ -401,7 +454,8 @@ static md_life_args life_args(gpu_model *g, unsigned long long step)
     md_life_args a;
     memset(&a, 0, sizeof a);
     a.prm = g->d_params;
-    a.A = g->a[g->cur];
+    a.AS[0] = g->a[0];
+    a.AS[1] = g->sets > 1 ? g->a[1] : g->a[0];
     a.run = g->d_run;
     a.w = g->p.w;
     a.h = g->p.h;
@@ -431,7 +485,7 @@ static int mark(gpu_model *g, int k, sim_err *err)
     return SIM_OK;
 }
 
-int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, sim_err *err)
+int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, int last, sim_err *err)
 {
     if (bound <= 0)
         return SIM_OK;
@@ -470,31 +524,38 @@ int gpu_md_life(gpu_model *g, unsigned long long step, int64_t bound, sim_err *e
     size_t temp = g->temp_bytes;
     GPU_CHECK(err, cub::DeviceScan::ExclusiveSum(g->d_temp, temp, g->d_key, (int)(bound + 1), s));
     GPU_TRY(mark(g, 5, err));
-    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->a[g->cur ^ 1], g->d_key);
+    md_keep kp;
+    kp.bound = (unsigned long long)bound;
+    kp.cells = (unsigned long long)g->cells;
+    kp.cap = (unsigned long long)g->cap;
+    kp.breeding = g->any_births;
+    kp.last = last;
+    md_scatter_kernel<<<blocks, GPU_MD_EW_THREADS, 0, s>>>(a, g->d_key, kp);
     GPU_CHECK_LAUNCH(err, s);
     GPU_TRY(mark(g, 6, err));
-    g->cur ^= 1;
     return SIM_OK;
 }
 
 /* ---- The commit of a step ---- */
 
-/* One thread: step k's count and ids into the run block, then the check for step k + 1. */
+/* One thread: step k's slots, set and ids into the run block, then the check for step k + 1 on
+ * its count (md_compacts made the step compact when this stops the chunk). */
 __global__ void md_commit_kernel(gpu_md_run *run, const gpu_md_ctl *ctl, int k,
                                  unsigned long long bound, int breeding, unsigned long long cells,
                                  unsigned long long cap)
 {
     if (run->halt)
         return;
-    const unsigned long long births = ctl->nbirths, n = ctl->n;
-    const unsigned long long room = 2 * n < cells ? 2 * n : cells;
+    const unsigned long long births = ctl->nbirths, live = ctl->live;
+    const unsigned long long room = 2 * live < cells ? 2 * live : cells;
+    run->n = ctl->n;
+    run->cur ^= (unsigned)ctl->compacted;
     if (births > 0 && (unsigned long long)run->next_id + births > 0xFFFFFFFFull) {
         run->halt = (unsigned)k + 2; /* step k ran: the host reads it and reports the ids */
         return;
     }
-    run->n = n;
     run->next_id += (unsigned)births;
-    if (n > bound || (breeding && room > cap))
+    if (live > bound || (breeding && room > cap))
         run->halt = (unsigned)k + 2;
 }
 

@@ -52,7 +52,8 @@ typedef struct md_sense_args {
     const gpu_md_params *params;
     const float *field[SIM_MAX_FIELDS];
     const uint32_t *occ;
-    const uint32_t *id;
+    const uint32_t *id[2]; /* the agent sets' ids: a[*cur] holds the agents */
+    const unsigned *cur;
     unsigned long long *claim;
     uint32_t *lword, *lcell, *target; /* the move list (gpu_model.h) */
     unsigned long long *key;
@@ -450,6 +451,7 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
 {
     if (*a.halt)
         return; /* the whole grid */
+    const uint32_t *ids = a.id[*a.cur];
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ md_terms tm;
@@ -530,7 +532,7 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
                 const uint32_t own = la[k], pos = lp[k];
                 const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
                 const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
-                const uint32_t id = __ldg(a.id + ag);
+                const uint32_t id = __ldg(ids + ag);
                 int64_t sl[9], s9[SIM_NCAND];
                 md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
 #pragma unroll
@@ -672,7 +674,9 @@ static md_sense_args sense_args(const gpu_model *g)
     for (int f = 0; f < g->m.n_fields; f++)
         a.field[f] = g->d_field[f];
     a.occ = g->d_occ;
-    a.id = g->a[g->cur].id;
+    a.id[0] = g->a[0].id;
+    a.id[1] = g->sets > 1 ? g->a[1].id : g->a[0].id;
+    a.cur = &g->d_run->cur;
     a.claim = g->d_claim;
     a.lword = g->d_lword;
     a.lcell = g->d_lcell;

@@ -514,6 +514,60 @@ static void test_queued_growth(void **state)
     sim_destroy(b);
 }
 
+/* (4c) Steps in place: a predator-prey model whose few deaths and births a step leave holes and
+ * appended newborns for several steps before a compaction (gpu_model.h), on a bounded world
+ * that is not a multiple of the tile. Every statistic of every step, and the whole state after
+ * each batch (reads come between chunks, compacted), equal the CPU's; some steps ran in place. */
+static void test_in_place(void **state)
+{
+    (void)state;
+    sim_scenario sc = parse("[world]\nwidth = 157\nheight = 133\nboundary = wall\n"
+                            "[field.grass]\nsweeps = 0\ndecay = 0\ninitial = 2\ninit_noise = 2\n"
+                            "growth = 0.08\ncapacity = 4\n[field.scent]\ndiffusion = 0.5\n"
+                            "sweeps = 2\ndecay = 0.05\n"
+                            "[species.sheep]\ncount = 4000\nradius = 3\nnoise = 0.1\n"
+                            "sense = grass:2, scent:-1, occ.wolf:-4\nenergy = 4\n"
+                            "uptake = grass:1\nmetabolism = 0.3\nbirth_energy = 12\n"
+                            "max_age = 1000\n[species.wolf]\ncount = 600\nradius = 4\n"
+                            "noise = 0.1\nsense = occ.sheep:1\ndeposit = scent:1\nenergy = 10\n"
+                            "metabolism = 0.3\nbirth_energy = 60\neats = sheep:3\n"
+                            "[run]\nseed = 11\n");
+    sim *a = make(&sc, sim_cpu_model_backend(), "in place");
+    sim *b = make(&sc, gpu_cuda_model_backend(), "in place");
+    static const int lens[] = {1, 9, 33, 64, 20, 64};
+    const int nl = quick ? 3 : (int)(sizeof lens / sizeof lens[0]);
+    static sim_stats x[64], y[64];
+    uint8_t want[64];
+    int k = 0;
+    int64_t births = 0, deaths = 0;
+    for (int li = 0; li < nl; li++) {
+        const int n = lens[li];
+        memset(x, 0, sizeof x);
+        memset(y, 0, sizeof y);
+        for (int j = 0; j < n; j++) {
+            want[j] = (uint8_t)((k + j) % 5 != 3);
+            if (sim_step(a, want[j], &x[j]) != SIM_OK)
+                fail_msg("in place: cpu step %d: %s", k + j, sim_errmsg(a));
+        }
+        if (sim_step_batch(b, n, want, y) != SIM_OK)
+            fail_msg("in place: cuda batch at %d: %s", k, sim_errmsg(b));
+        for (int j = 0; j < n; j++) {
+            same_stats(&x[j], &y[j], want[j], "in place", k + j);
+            births += y[j].species[0].births + y[j].species[1].births;
+            deaths += y[j].species[0].deaths + y[j].species[1].deaths;
+        }
+        same_state(a, b, "in place");
+        k += n;
+    }
+    const long in_place = gpu_model_in_place(sim_get_backend_state(b));
+    printf("in place: %d steps, %lld births, %lld deaths, %ld steps in place\n", k,
+           (long long)births, (long long)deaths, in_place);
+    assert_true(births > 0 && deaths > 0);
+    assert_true(in_place > 0);
+    sim_destroy(a);
+    sim_destroy(b);
+}
+
 /* (6) Device memory: what create allocates is gpu_model_memory's total (to the byte, up to the
  * allocator's rounding), the allocator's block count goes up by the blocks the instance says it
  * holds and back down at destroy; models with and without a life cycle, maps, births. */
@@ -663,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_picked_and_batch),
         cmocka_unit_test(test_queued_growth),
+        cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_memory_held),
         cmocka_unit_test(test_memory_bounds),
     };
