@@ -10,11 +10,13 @@
 #include "gpu_policy.h"
 #include "gpu_probe.h"
 #include "gpu_state.h"
+#include "gpu_world.h"
 
 extern "C" {
 #include "sim_alloc.h"
 #include "sim_impl.h"
 #include "sim_rules.h"
+#include "sim_world.h"
 }
 
 int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err)
@@ -73,6 +75,25 @@ static int check_fits(const sim_scenario *sc, sim_err *err)
     return SIM_OK;
 }
 
+/* The initial world of sim_world_init (random placement) built on the device, in the buffers
+ * create allocated, before they are cleared: the claim words (8 B/cell) hold the shuffle's
+ * candidates and reservations, the keys (8 B/agent) its windows, the targets its partners, the
+ * control block's and its read-back's `moved` the rounds' counts. */
+static int world_on_device(gpu_state *st, sim_err *err)
+{
+    GPU_TRY(gpu_world_field(&st->sc, st->d_buf[0], st->stream, err));
+    if (st->n == 0)
+        return SIM_OK;
+    uint32_t *cand = (uint32_t *)st->d_claim, *resv = cand + st->cells;
+    GPU_TRY(gpu_world_place((unsigned long long)st->sc.seed, st->cells, st->n, cand, resv,
+                            (uint32_t *)st->d_key, st->d_target, &st->d_ctl->moved,
+                            &st->h_pin->ctl.moved, st->stream, err));
+    GPU_CHECK(err, cudaMemcpyAsync(st->d_cells, cand, (size_t)st->n * sizeof(uint32_t),
+                                   cudaMemcpyDeviceToDevice, st->stream));
+    return SIM_OK;
+}
+
+/* field and agents: the initial state to upload, or NULL: built on the device (create_fresh). */
 static int create_inner(gpu_state *st, const float *field, const uint32_t *agents, sim_err *err)
 {
     const size_t cells = (size_t)st->cells, n = (size_t)st->n;
@@ -94,13 +115,17 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_pin, sizeof(gpu_pinned), "control readback", err));
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_colsum, (size_t)st->w * sizeof(double),
                              "column sums readback", err));
-    memset(st->h_pin, 0, sizeof *st->h_pin);
 
-    GPU_CHECK(err, cudaMemcpyAsync(st->d_buf[0], field, cells * sizeof(float),
-                                   cudaMemcpyHostToDevice, st->stream));
-    if (n)
-        GPU_CHECK(err, cudaMemcpyAsync(st->d_cells, agents, n * sizeof(uint32_t),
+    if (field) {
+        GPU_CHECK(err, cudaMemcpyAsync(st->d_buf[0], field, cells * sizeof(float),
                                        cudaMemcpyHostToDevice, st->stream));
+        if (n)
+            GPU_CHECK(err, cudaMemcpyAsync(st->d_cells, agents, n * sizeof(uint32_t),
+                                           cudaMemcpyHostToDevice, st->stream));
+    } else {
+        GPU_TRY(world_on_device(st, err));
+    }
+    memset(st->h_pin, 0, sizeof *st->h_pin);
     GPU_CHECK(err, cudaMemsetAsync(st->d_buf[1], 0, cells * sizeof(float), st->stream));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ctl, 0, sizeof(gpu_ctl), st->stream));
     GPU_CHECK(err, cudaMemsetAsync(st->d_target, 0, (n ? n : 1) * sizeof(uint32_t), st->stream));
@@ -114,10 +139,10 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     return SIM_OK;
 }
 
-static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
-                      int64_t n_agents, int threads, void **out, sim_err *err)
+/* An instance from the state (field, agents), or with field NULL from the scenario alone. */
+static int make_instance(const sim_scenario *sc, const float *field, const uint32_t *agents,
+                         int64_t n_agents, void **out, sim_err *err)
 {
-    (void)threads; /* the device decides its own parallelism */
     *out = NULL;
     char why[256];
     if (gpu_probe(why, sizeof why) <= 0)
@@ -143,6 +168,36 @@ static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t
     }
     *out = st;
     return SIM_OK;
+}
+
+static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t *agents,
+                      int64_t n_agents, int threads, void **out, sim_err *err)
+{
+    (void)threads; /* the device decides its own parallelism */
+    if (!field)
+        return sim_err_set(err, SIM_EINVAL, "cuda backend: create without a state");
+    return make_instance(sc, field, agents, n_agents, out, err);
+}
+
+/* The initial world on the device (gpu_world.h); a centred placement, whose candidates are a
+ * disk's cells, is built on the host as sim.h would and uploaded. */
+static int gpu_create_fresh(const sim_scenario *sc, int threads, void **out, sim_err *err)
+{
+    *out = NULL;
+    const int64_t n = sim_scenario_agent_count(sc);
+    if (sc->placement != SIM_PLACE_CENTER)
+        return make_instance(sc, NULL, NULL, n, out, err);
+    const size_t cells = (size_t)sc->width * (size_t)sc->height;
+    float *field = (float *)sim_malloc_array(cells, sizeof *field);
+    uint32_t *agents = (uint32_t *)sim_malloc_array((size_t)(n > 0 ? n : 1), sizeof *agents);
+    int rc = field && agents ? sim_world_init(sc, threads, field, agents, err)
+                             : sim_err_set(err, SIM_ENOMEM, "out of memory for a %dx%d world",
+                                           sc->width, sc->height);
+    if (rc == SIM_OK)
+        rc = make_instance(sc, field, agents, n, out, err);
+    sim_free(field);
+    sim_free(agents);
+    return rc;
 }
 
 static int gpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
@@ -279,6 +334,7 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.version = SIM_BACKEND_VERSION;
     o.name = "cuda";
     o.create = gpu_create;
+    o.create_fresh = gpu_create_fresh;
     o.destroy = gpu_destroy;
     o.step = gpu_step;
     o.step_batch = gpu_step_batch_op;

@@ -178,6 +178,28 @@ int sim_create_from_state(const sim_scenario *sc, const sim_backend_ops *ops, in
     return SIM_OK;
 }
 
+/* A plain scenario's initial world built by the backend itself (sim_backend.h). */
+static int create_fresh(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
+                        sim **out, sim_err *err)
+{
+    sim *s = sim_calloc(1, sizeof *s);
+    if (!s)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    s->sc = *sc;
+    s->ops = ops;
+    s->n_agents = sim_scenario_agent_count(sc);
+    s->threads = threads;
+    int rc = sim_model_build(sc, &s->model, err);
+    if (rc == SIM_OK)
+        rc = ops->create_fresh(sc, threads, &s->impl, err);
+    if (rc != SIM_OK) {
+        sim_free(s);
+        return rc;
+    }
+    *out = s;
+    return SIM_OK;
+}
+
 int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, sim **out,
                sim_err *err)
 {
@@ -205,6 +227,8 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
     sim_free(m);
     if (rc != SIM_OK || engine->create_state)
         return rc;
+    if (ops->create_fresh)
+        return create_fresh(sc, ops, threads, out, err);
     int64_t cells = (int64_t)sc->width * sc->height;
     int64_t n = sim_scenario_agent_count(sc);
     float *field = sim_malloc_array((size_t)cells, sizeof *field);

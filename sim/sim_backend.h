@@ -47,8 +47,9 @@ typedef struct sim_stats {
  *   1: name, create, destroy, step, read_field, read_agents, checksum, horizon, paint, compose.
  *   2: + region_sums, read_cells, agent_cells.
  *   3: + step_batch.
- *   4: + models, create_state, read_state; sim_stats' species and fields groups. */
-#define SIM_BACKEND_VERSION 4
+ *   4: + models, create_state, read_state; sim_stats' species and fields groups.
+ *   5: + create_fresh. */
+#define SIM_BACKEND_VERSION 5
 
 /* The most steps one step_batch call (and sim_step_batch) may advance. A backend may size
  * buffers by it (the CUDA backend's read-back rings: 256 control blocks of 40 bytes). */
@@ -127,6 +128,13 @@ typedef struct sim_backend_ops {
     int (*create_state)(const sim_scenario *sc, const sim_state *st, int threads, void **out,
                         sim_err *err);
     int (*read_state)(void *b, sim_state *st, sim_err *err);
+
+    /* Optional (NULL: sim.h builds the world on the host with sim_world_init and calls
+     * `create`): a single-model backend's instance for the initial world of a plain scenario,
+     * which the backend builds itself, the same field and agent cells as sim_world_init's, bit
+     * for bit (the CUDA backend places a billion agents on the device in seconds; the host's
+     * shuffle and an upload of the world took minutes). */
+    int (*create_fresh)(const sim_scenario *sc, int threads, void **out, sim_err *err);
 } sim_backend_ops;
 
 /* The CPU backend (OpenMP; bit-identical for any thread count). */

@@ -69,6 +69,33 @@ SIM_HD sim_u32x4 sim_random(uint64_t seed, uint64_t step, uint32_t index, uint32
     return sim_philox4x32_10(c, (uint32_t)seed, (uint32_t)(seed >> 32));
 }
 
+/* ---- The initial world (sim_world.c on the host, gpu_world.cu on the device) ---- */
+
+/* A uniform float in [0, 1) from the top 24 bits of x (exact in float): the initial noise. */
+SIM_HD float sim_unit24(uint32_t x)
+{
+    return SIM_FMUL((float)(x >> 8), 1.0f / 16777216.0f);
+}
+
+/* The initial value of cell i: initial + unit24 * init_noise (no noise: initial). */
+SIM_HD float sim_initial_cell(uint64_t seed, uint64_t i, float initial, float init_noise)
+{
+    if (!(init_noise > 0.0f))
+        return initial;
+    const sim_u32x4 r = sim_random(seed, i, 0, SIM_RNG_FIELD);
+    return SIM_FADD(initial, SIM_FMUL(sim_unit24(r.v[0]), init_noise));
+}
+
+/* The swap partner of step i of the placement shuffle of stream `index` over n_cand candidates:
+ * uniform in [i, n_cand) (a 64-bit random word modulo the span). */
+SIM_HD int64_t sim_shuffle_partner(uint64_t seed, uint32_t index, int64_t n_cand, int64_t i)
+{
+    const sim_u32x4 r = sim_random(seed, (uint64_t)i, index, SIM_RNG_PLACE);
+    const uint64_t span = (uint64_t)(n_cand - i);
+    const uint64_t wide = ((uint64_t)r.v[0] << 32) | r.v[1];
+    return i + (int64_t)(wide % span);
+}
+
 /* ---- Exact horizon sums: the field in fixed point with 12 fraction bits. Values are clamped to
  * +-2048 (so a cell is at most 2^23 in magnitude), NaN counts as 0. Multiplying by 2^12 is exact
  * in float; the cast truncates toward zero on CPU and GPU alike. The bounds are chosen so that

@@ -11,21 +11,12 @@
 
 float sim_world_unit24(uint32_t x)
 {
-    return (float)(x >> 8) * (1.0f / 16777216.0f);
-}
-
-/* The swap partner of step i of the shuffle of stream `index` over n_cand candidates. */
-static int64_t shuffle_partner(uint64_t seed, uint32_t index, int64_t n_cand, int64_t i)
-{
-    sim_u32x4 r = sim_random(seed, (uint64_t)i, index, SIM_RNG_PLACE);
-    uint64_t span = (uint64_t)(n_cand - i);
-    uint64_t wide = ((uint64_t)r.v[0] << 32) | r.v[1];
-    return i + (int64_t)(wide % span);
+    return sim_unit24(x);
 }
 
 uint32_t sim_world_pick(uint64_t seed, uint32_t index, uint32_t *cand, int64_t n_cand, int64_t i)
 {
-    int64_t j = shuffle_partner(seed, index, n_cand, i);
+    int64_t j = sim_shuffle_partner(seed, index, n_cand, i);
     uint32_t t = cand[i];
     cand[i] = cand[j];
     cand[j] = t;
@@ -61,7 +52,7 @@ static void shuffle_round(uint64_t seed, uint32_t index, uint32_t *cand, int64_t
     {
 #pragma omp for schedule(static)
         for (int64_t k = 0; k < m; k++) {
-            const int64_t i = win[k], j = shuffle_partner(seed, index, n_cand, i);
+            const int64_t i = win[k], j = sim_shuffle_partner(seed, index, n_cand, i);
             part[k] = j;
             reserve_min(&resv[i], (uint32_t)i);
             reserve_min(&resv[j], (uint32_t)i);
@@ -153,12 +144,7 @@ int sim_world_init(const sim_scenario *sc, int threads, float *field, uint32_t *
     int team = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(static) num_threads(team)
     for (int64_t i = 0; i < cells; i++) {
-        float v = sc->initial;
-        if (sc->init_noise > 0.0f) {
-            sim_u32x4 r = sim_random(sc->seed, (uint64_t)i, 0, SIM_RNG_FIELD);
-            v = v + sim_world_unit24(r.v[0]) * sc->init_noise;
-        }
-        field[i] = v;
+        field[i] = sim_initial_cell(sc->seed, (uint64_t)i, sc->initial, sc->init_noise);
     }
     if (n == 0)
         return SIM_OK;
