@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "app_batch.h"
+#include "app_ckpt.h"
 #include "app_dumps.h"
 #include "app_frames.h"
 #include "app_output.h"
@@ -234,8 +235,10 @@ typedef struct run_ctx {
     app_frames fr;
     app_dumps *dumps;  /* field dumps, written on their own thread */
     sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
+    app_ckpt *ckw;     /* writes ck on its own thread */
     int64_t ckpt_every;
     int64_t last_ckpt; /* step of the newest checkpoint on disk, -1: none */
+    int64_t ck_queued; /* step of the newest checkpoint handed to the writer, -1: none */
     int lock_fd;       /* the output directory's lock, -1 until taken */
     int created;       /* this run made the output directory */
     int stepped;       /* a step ran: results exist that a failure must not remove */
@@ -256,6 +259,8 @@ static void run_release(run_ctx *r)
     memset(&r->fr, 0, sizeof r->fr);
     app_dumps_destroy(r->dumps);
     r->dumps = NULL;
+    app_ckpt_destroy(r->ckw); /* the writer reads ck until it is done */
+    r->ckw = NULL;
     sim_checkpoint_release(&r->ck);
     sim_destroy(r->s);
     r->s = NULL;
@@ -301,9 +306,16 @@ static int batch_length(const run_ctx *r, int64_t done, int cap)
     return (int)(end - done);
 }
 
-/* Writes DIR/checkpoint.hzc for the current step. The queued frames are written and stats.csv
- * synced first, so every row and frame up to a checkpoint's step is on disk before it: a resume
- * never has gaps. */
+/* Waits until the checkpoint in flight is on disk (last_ckpt then says so); its failure. */
+static int checkpoint_settle(run_ctx *r, sim_err *err)
+{
+    return r->ckw ? app_ckpt_wait(r->ckw, &r->last_ckpt, err) : SIM_OK;
+}
+
+/* Captures the current step's state and hands it to the writer, which writes
+ * DIR/checkpoint.hzc while the next steps run (app_ckpt.h). The queued frames are written and
+ * stats.csv synced first, so every row and frame up to a checkpoint's step is on disk before it:
+ * a resume never has gaps. */
 static int checkpoint(run_ctx *r, sim_err *err)
 {
     int rc;
@@ -315,11 +327,12 @@ static int checkpoint(run_ctx *r, sim_err *err)
         return rc;
     if (r->stats && fsync(fileno(r->stats)) != 0)
         return sim_err_set(err, SIM_EIO, "%s: fsync failed: %s", r->stats_path, strerror(errno));
+    if ((rc = checkpoint_settle(r, err)) != SIM_OK) /* ck is free again */
+        return rc;
     if ((rc = sim_checkpoint_capture(&r->ck, r->s, r->ckpt_every, err)) != SIM_OK)
         return rc;
-    if ((rc = sim_checkpoint_write(&r->ck, r->ckpt_path, err)) != SIM_OK)
-        return rc;
-    r->last_ckpt = sim_steps_done(r->s);
+    app_ckpt_submit(r->ckw, &r->ck, r->ckpt_path, sim_steps_done(r->s));
+    r->ck_queued = sim_steps_done(r->s);
     return SIM_OK;
 }
 
@@ -358,6 +371,8 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     }
     if (rc == SIM_OK && sc->dump_fields_every > 0)
         rc = app_dumps_create(sc->width, sc->height, &r->dumps, err);
+    if (rc == SIM_OK)
+        rc = app_ckpt_create(&r->ckw, err);
     if (rc != SIM_OK)
         return rc;
 
@@ -406,7 +421,7 @@ int app_run_main(int argc, char **argv)
     }
     r.ckpt_every = o.checkpoint_every >= 0 ? o.checkpoint_every
                                            : (o.resume ? r.ck.checkpoint_every : 0);
-    r.last_ckpt = o.resume ? start : -1;
+    r.last_ckpt = r.ck_queued = o.resume ? start : -1;
     snprintf(r.stats_path, sizeof r.stats_path, "%s/stats.csv", dir);
     snprintf(r.ckpt_path, sizeof r.ckpt_path, "%s/checkpoint.hzc", dir);
 
@@ -512,6 +527,8 @@ int app_run_main(int argc, char **argv)
             goto fail;
         if (due(done, r.ckpt_every) && (rc = checkpoint(&r, &err)) != SIM_OK)
             goto fail;
+        if ((rc = app_ckpt_poll(r.ckw, &r.last_ckpt, &err)) != SIM_OK)
+            goto fail; /* a checkpoint that could not be written stops the run now */
         r.stepped = 1;
         app_progress_update(&prog, done);
     }
@@ -520,7 +537,9 @@ int app_run_main(int argc, char **argv)
          * to go on. */
         int sig = app_signal_pending();
         app_progress_end(&prog, done);
-        if (r.last_ckpt != done && (rc = checkpoint(&r, &err)) != SIM_OK)
+        if (r.ck_queued != done && (rc = checkpoint(&r, &err)) != SIM_OK)
+            goto fail;
+        if ((rc = checkpoint_settle(&r, &err)) != SIM_OK)
             goto fail;
         if (r.stats && fclose(r.stats) != 0) {
             r.stats = NULL;
@@ -543,7 +562,9 @@ int app_run_main(int argc, char **argv)
         goto fail;
     /* With checkpoints on, the end state is saved too, so that the run can be extended later
      * (--resume with a larger --steps). */
-    if (r.ckpt_every > 0 && r.last_ckpt != sc->steps && (rc = checkpoint(&r, &err)) != SIM_OK)
+    if (r.ckpt_every > 0 && r.ck_queued != sc->steps && (rc = checkpoint(&r, &err)) != SIM_OK)
+        goto fail;
+    if ((rc = checkpoint_settle(&r, &err)) != SIM_OK)
         goto fail;
     double wall = app_now() - t0;
     app_progress_end(&prog, sc->steps);
@@ -585,6 +606,10 @@ fail:
         render_queue_finish(r.fr.queue, &err);
     if (r.dumps)
         app_dumps_drain(r.dumps, &err); /* nothing is written into DIR after this */
+    if (r.ckw) {
+        sim_err late; /* the failure above is the one to report */
+        checkpoint_settle(&r, &late);
+    }
     if (r.created && !r.stepped) {
         /* Failed before the first step (e.g. no device memory for the first frame): nothing
          * worth keeping, so the directory this run made goes again. */

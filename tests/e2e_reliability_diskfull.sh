@@ -60,7 +60,10 @@ echo "$err" | grep -q "$T/b/checkpoint.hzc.tmp: write failed: File too large" ||
     fail "message: $err"
 [ -e "$T/b/checkpoint.hzc" ] && fail "a checkpoint under the final name"
 whole_rows "$T/b/stats.csv"
-[ "$(tail -n 1 "$T/b/stats.csv" | cut -d, -f1)" = 50 ] || fail "stats rows after the failure"
+# Checkpoints are written on a thread while the steps go on; the run stops at the first batch
+# after the failed write, at the latest at the next checkpoint (which waits for the write).
+last=$(tail -n 1 "$T/b/stats.csv" | cut -d, -f1)
+[ "$last" -ge 50 ] && [ "$last" -le 100 ] || fail "stats rows after the failure: last row $last"
 no_tmp "$T/b"
 echo "  limit on the checkpoint: $err"
 
