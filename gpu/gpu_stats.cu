@@ -1,9 +1,10 @@
 /* gpu_stats.cu - statistics and checksums on the device (see gpu_stats.h).
  *
  * The field total must equal the CPU's double sum column by column, rows in order: a serial
- * chain per column. A block owns 32 columns; seven warps stage 64-row chunks in shared memory
- * (double-buffered) and fold their checksum and max terms on the way, while warp 0 adds the
- * staged rows in order, one lane per column. One pass over the field for all three results. */
+ * chain per column. A block owns 32 columns; seven warps stage 112-row chunks in shared memory
+ * (double-buffered) while warp 0 adds the staged rows in order, one lane per column. The
+ * checksum and max terms, which need no order, come from a second pass over every cell at full
+ * occupancy (st_cells_kernel). */
 #include <math.h>
 
 #include "gpu_check.h"
@@ -72,11 +73,9 @@ __device__ void commit_sum_max(unsigned long long cs, unsigned mk, gpu_ctl *ctl,
 }
 
 /* Loader warp l (1..) stages rows (l-1)*GPU_ST_ROWS .. of chunk k: all its loads are requested
- * before any is used, then each value is folded into the checksum and max and staged. */
+ * before any is stored. */
 __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int h, int x, int y0,
-                                         float (*dst)[GPU_ST_COLS + 1], int lane,
-                                         unsigned long long base, unsigned long long &cs,
-                                         unsigned &mk)
+                                         float (*dst)[GPU_ST_COLS + 1], int lane)
 {
     float v[GPU_ST_ROWS];
 #pragma unroll
@@ -85,36 +84,27 @@ __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int
         v[q] = y < h && x < w ? f[(size_t)y * w + x] : 0.0f;
     }
 #pragma unroll
-    for (int q = 0; q < GPU_ST_ROWS; q++) {
-        int y = y0 + q;
-        if (y < h && x < w) {
-            cs += sim_checksum_cell(base + (size_t)y * w + x, __float_as_uint(v[q]));
-            if (v[q] == v[q])
-                mk = max(mk, float_key(v[q]));
-        }
+    for (int q = 0; q < GPU_ST_ROWS; q++)
         dst[q][lane] = v[q];
-    }
 }
 
-/* Thread mapping: a block of GPU_ST_THREADS owns columns x0 .. x0+31; warps 1.. stage chunks of
- * (warps - 1) * GPU_ST_ROWS rows into shared memory (double-buffered), warp 0 adds the staged
- * rows in order, lane = column, in double. Shared memory: 2 chunks x (COLS+1) floats. */
+/* The column sums. Thread mapping: a block of GPU_ST_THREADS owns columns x0 .. x0+31; warps 1..
+ * stage chunks of (warps - 1) * GPU_ST_ROWS rows into shared memory (double-buffered), warp 0
+ * adds the staged rows in order, lane = column, in double. Shared memory: 2 chunks x (COLS+1)
+ * floats. The checksum and max terms are st_cells_kernel's: hashing here, on the few warps a
+ * column chain can have, made the loaders the pass's bound. */
 #define ST_LOADERS (GPU_ST_THREADS / 32 - 1)
 #define ST_CHUNK (ST_LOADERS * GPU_ST_ROWS)
 __global__ void __launch_bounds__(GPU_ST_THREADS)
-st_field_kernel(const float *__restrict__ f, int w, int h, unsigned long long base, double *colsum,
-                gpu_ctl *ctl)
+st_colsum_kernel(const float *__restrict__ f, int w, int h, double *colsum)
 {
     __shared__ float buf[2][ST_CHUNK][GPU_ST_COLS + 1];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int x = (int)blockIdx.x * GPU_ST_COLS + lane;
     const int nchunks = (h + ST_CHUNK - 1) / ST_CHUNK;
-    unsigned long long cs = 0;
-    unsigned mk = 0;
 
     if (warp > 0)
-        st_stage(f, w, h, x, (warp - 1) * GPU_ST_ROWS, buf[0] + (warp - 1) * GPU_ST_ROWS, lane,
-                 base, cs, mk);
+        st_stage(f, w, h, x, (warp - 1) * GPU_ST_ROWS, buf[0] + (warp - 1) * GPU_ST_ROWS, lane);
     __syncthreads();
     double acc = 0.0;
     for (int k = 0; k < nchunks; k++) {
@@ -125,12 +115,41 @@ st_field_kernel(const float *__restrict__ f, int w, int h, unsigned long long ba
                 acc += (double)b[rr][lane];
         } else if (k + 1 < nchunks) {
             st_stage(f, w, h, x, (k + 1) * ST_CHUNK + (warp - 1) * GPU_ST_ROWS,
-                     buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane, base, cs, mk);
+                     buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane);
         }
         __syncthreads();
     }
     if (warp == 0 && x < w)
         colsum[x] = acc;
+}
+
+/* The field's checksum terms (cell index base + i) and its max, every cell in any order:
+ * grid-stride, four cells a thread from one 16-byte load where the field allows. */
+__global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
+                                unsigned long long base, gpu_ctl *ctl)
+{
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+    const int64_t quads = cells / 4;
+    const float4 *f4 = (const float4 *)f;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
+         q += (int64_t)gridDim.x * blockDim.x) {
+        const float4 v = f4[q];
+        const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            cs += sim_checksum_cell(base + (unsigned long long)(4 * q + k), __float_as_uint(e[k]));
+            if (e[k] == e[k])
+                mk = max(mk, float_key(e[k]));
+        }
+    }
+    for (int64_t i = 4 * quads + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const float v = f[i];
+        cs += sim_checksum_cell(base + (unsigned long long)i, __float_as_uint(v));
+        if (v == v)
+            mk = max(mk, float_key(v));
+    }
     commit_sum_max(cs, mk, ctl, 1);
 }
 
@@ -210,8 +229,12 @@ int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ct
 int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double *d_colsum,
                        gpu_ctl *d_ctl, cudaStream_t s, sim_err *err)
 {
+    const int64_t cells = (int64_t)w * h;
+    st_cells_kernel<<<grid_for((cells + 3) / 4), GPU_EW_THREADS, 0, s>>>(d_field, cells, base,
+                                                                        d_ctl);
+    GPU_CHECK_LAUNCH(err, s);
     unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
-    st_field_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, base, d_colsum, d_ctl);
+    st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }
