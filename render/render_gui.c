@@ -196,7 +196,7 @@ static void overlays(render_gui_app *a)
     if (a->cam.legend)
         legend(a);
     if (a->panel.open) {
-        char text[1024];
+        char text[RENDER_GUI_PANEL_TEXT_MAX];
         render_gui_panel_text(&a->panel, &a->sc, text, sizeof text);
         render_rgba cols[1] = {accent};
         a->params_at = render_gui_hud_text(a->hud, RENDER_GUI_OV_PARAMS, text, -8 * a->scale,

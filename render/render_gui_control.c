@@ -80,7 +80,7 @@ static int panel_hit(render_gui_app *a, int x, int y, int *row, int *dir)
     if (!a->panel.open || x < r->x || y < r->y || x >= r->x + r->w || y >= r->y + r->h)
         return 0;
     int m = 6 * a->scale;
-    return render_gui_panel_hit(x - r->x - m, y - r->y - m, a->scale, row, dir);
+    return render_gui_panel_hit(&a->sc, x - r->x - m, y - r->y - m, a->scale, row, dir);
 }
 
 static int on_panel(render_gui_app *a, int x, int y)
@@ -183,7 +183,7 @@ static void set_spf(render_gui_app *a, int up)
 /* Keys of the open parameter panel; returns 1 when the key was the panel's. */
 static int panel_key(render_gui_app *a, SDL_Keycode key)
 {
-    int rows = render_gui_panel_rows();
+    int rows = render_gui_panel_rows(&a->sc);
     switch (key) {
     case SDLK_UP:
         a->panel.row = (a->panel.row + rows - 1) % rows;

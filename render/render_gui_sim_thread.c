@@ -265,11 +265,13 @@ static void apply_params(render_gui_sim *g)
         return;
     }
     int64_t step = sim_steps_done(g->s);
-    for (int i = 0; i < sim_events_param_count(); i++) {
+    /* the change kept the sections, so an index names one key in both scenarios */
+    for (int i = 0; i < sim_events_param_count(&next); i++) {
         if (sim_events_param_get(&g->sc, i) == sim_events_param_get(&next, i))
             continue;
-        char line[256];
-        sim_events_format_set(line, sizeof line, step, sim_events_param_name(i), &next);
+        char line[256], name[SIM_EVENTS_KEY_MAX];
+        sim_events_param_name(&next, i, name, sizeof name);
+        sim_events_format_set(line, sizeof line, step, name, &next);
         record_event(g, line);
     }
     g->sc = *sim_get_scenario(g->s);

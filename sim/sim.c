@@ -493,8 +493,9 @@ int sim_set_params(sim *s, const sim_scenario *sc)
     char key[80];
     if (sim_scenario_diff(&s->sc, sc, SIM_KEYS_RUNTIME | SIM_KEYS_OUTPUT, key, sizeof key))
         return sim_err_set(&s->err, SIM_EINVAL, "%s: not a run-time parameter, it cannot change "
-                           "while the simulation runs (allowed agents.noise, agents.deposit, "
-                           "agents.radius, field.diffusion, field.sweeps, field.decay)", key);
+                           "while the simulation runs (allowed agents.noise|deposit|radius, "
+                           "field.diffusion|sweeps|decay, species.NAME.noise|radius, "
+                           "field.NAME.diffusion|sweeps|decay of the scenario's sections)", key);
     int rc = sim_scenario_check_values(sc, SIM_KEYS_RUNTIME, "set params", &s->err);
     if (rc != SIM_OK)
         return rc;
@@ -510,7 +511,8 @@ int sim_set_params(sim *s, const sim_scenario *sc)
         s->ops->destroy(s->impl);
         s->impl = impl;
         s->sc = *sc;
-        return sim_model_build(sc, &s->model, &s->err);
+        /* from the copy: the model's map paths point into the scenario it was built from */
+        return sim_model_build(&s->sc, &s->model, &s->err);
     }
     size_t cells = (size_t)s->sc.width * (size_t)s->sc.height;
     float *field = sim_malloc_array(cells, sizeof *field);

@@ -104,12 +104,14 @@ int sim_agent_cells(sim *s, const int64_t *ids, int64_t n, uint32_t *cells);
 /* ---- Parameters changed while a simulation runs ---- */
 
 /* Replaces the scenario's run-time parameters by those of sc: agents.noise, agents.deposit,
- * agents.radius, field.diffusion, field.sweeps and field.decay (sim_events.h lists them;
- * SIM_KEYS_RUNTIME in sim_scenario.h), each checked against its range. output.* and run.steps
- * are taken from sc as they are (they never touch the state); every other key, run.seed
- * included, must equal the current scenario's bit for bit: otherwise SIM_EINVAL naming the
- * first key that differs ("world.width: not a run-time parameter ..."). Takes effect from the
- * next step; the state (field, agents, step count) is kept exactly, so a run that changes a
+ * agents.radius, field.diffusion, field.sweeps and field.decay, and the noise and radius of
+ * each [species.NAME] and the diffusion, sweeps and decay of each [field.NAME] (sim_events.h
+ * lists a scenario's; SIM_KEYS_RUNTIME in sim_scenario.h), each checked against its range.
+ * output.* and run.steps are taken from sc as they are (they never touch the state); every
+ * other key, run.seed included, and the named sections themselves must equal the current
+ * scenario's bit for bit: otherwise SIM_EINVAL naming the first key that differs
+ * ("world.width: not a run-time parameter ...", "[species.*] sections: ..."). Takes effect
+ * from the next step; the state (field, agents, step count) is kept exactly, so a run that changes a
  * parameter after step k gives the same bits as one that stops at k and resumes from a
  * checkpoint with the new value. How: the state is read to host buffers and a new backend
  * instance is created from it (for a moment both instances and the host copy exist: a world

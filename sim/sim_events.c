@@ -1,6 +1,7 @@
 /* sim_events.c - the events file (format in sim_events.h): parsing with line-exact messages,
- * the check against a world, applying one step's events to a simulation, the writers, and the
- * table of run-time parameters with their panel steps. Values of parameters go through the
+ * the check against a scenario, applying one step's events to a simulation, the writers, and
+ * the table of run-time parameters with their panel steps, from which a scenario's list is
+ * made (the shorthand's keys, or each named section's). Values of parameters go through the
  * scenario's own key parser (sim_scenario_set_key), so a file and a scenario accept the same
  * texts and store the same bits. */
 #include "sim_events.h"
@@ -18,58 +19,126 @@
 /* ---- the run-time parameters ---- */
 
 enum { P_INT, P_FLOAT, P_DOUBLE };
+enum { PK_AGENTS, PK_FIELD }; /* the kind of section a parameter belongs to */
+#define NO_NAMED ((size_t)-1)
 
 typedef struct param_def {
-    const char *section, *key, *name;
+    int kind;         /* PK_AGENTS: [agents] or a [species.NAME]; PK_FIELD: [field] or a
+                         [field.NAME] */
+    const char *key;  /* "noise" */
     int type;
-    size_t offset;
+    size_t offset;    /* of the shorthand's value in sim_scenario */
+    size_t named;     /* of a named section's in sim_species_spec / sim_field_spec; NO_NAMED:
+                         the shorthand's only (a species' deposit is a list) */
     double step;      /* additive panel step; 0: multiplicative by PANEL_FACTOR */
     double from_zero; /* multiplicative: the value a step up from 0 gives (0: 0 is not allowed) */
 } param_def;
 
 #define PANEL_FACTOR 1.25
 #define OFF(f) offsetof(sim_scenario, f)
-/* The order is the panel's and the index of the API; SIM_KEYS_RUNTIME in sim_scenario.c names
- * the same six keys (test_events checks that they agree). */
+#define SOFF(f) offsetof(sim_species_spec, f)
+#define FOFF(f) offsetof(sim_field_spec, f)
+/* The order within a section is the panel's and the list's; SIM_KEYS_RUNTIME in
+ * sim_scenario.c names the same keys (test_events checks that they agree). */
 static const param_def params[] = {
-    {"agents", "noise", "agents.noise", P_DOUBLE, OFF(noise), 0.01, 0},
-    {"agents", "deposit", "agents.deposit", P_FLOAT, OFF(deposit), 0, 0.01},
-    {"agents", "radius", "agents.radius", P_INT, OFF(radius), 1, 0},
-    {"field", "diffusion", "field.diffusion", P_FLOAT, OFF(diffusion), 0, 0},
-    {"field", "sweeps", "field.sweeps", P_INT, OFF(sweeps), 1, 0},
-    {"field", "decay", "field.decay", P_FLOAT, OFF(decay), 0, 0.001},
+    {PK_AGENTS, "noise", P_DOUBLE, OFF(noise), SOFF(noise), 0.01, 0},
+    {PK_AGENTS, "deposit", P_FLOAT, OFF(deposit), NO_NAMED, 0, 0.01},
+    {PK_AGENTS, "radius", P_INT, OFF(radius), SOFF(radius), 1, 0},
+    {PK_FIELD, "diffusion", P_FLOAT, OFF(diffusion), FOFF(diffusion), 0, 0},
+    {PK_FIELD, "sweeps", P_INT, OFF(sweeps), FOFF(sweeps), 1, 0},
+    {PK_FIELD, "decay", P_FLOAT, OFF(decay), FOFF(decay), 0, 0.001},
 };
 #define NPARAMS ((int)(sizeof params / sizeof params[0]))
 
-static const char allowed_events[] = "agents.noise|agents.deposit|agents.radius|"
-                                     "field.diffusion|field.sweeps|field.decay|paint";
+static const char allowed_events[] =
+    "agents.noise|agents.deposit|agents.radius|field.diffusion|field.sweeps|field.decay|"
+    "species.NAME.noise|species.NAME.radius|field.NAME.diffusion|field.NAME.sweeps|"
+    "field.NAME.decay|paint";
 
-int sim_events_param_count(void) { return NPARAMS; }
+/* One entry of a scenario's list: its definition, its section and where its value lives. */
+typedef struct param_ref {
+    const param_def *def;
+    char section[SIM_NAME_MAX + 16]; /* "agents", "species.sheep" */
+    size_t offset;                   /* of the value, from the scenario's start */
+} param_ref;
 
-const char *sim_events_param_name(int i)
+/* Walks sc's list: the species' keys ([agents]'s when it has no [species.NAME], else each
+ * named one's in section order), then the fields' likewise. Fills *r with entry `want` when
+ * there is one (r may be NULL) and returns the number of entries. */
+static int walk(const sim_scenario *sc, int want, param_ref *r)
 {
-    return i >= 0 && i < NPARAMS ? params[i].name : NULL;
+    int n = 0;
+    for (int kind = PK_AGENTS; kind <= PK_FIELD; kind++) {
+        int named = kind == PK_AGENTS ? sc->n_species : sc->n_fields;
+        for (int slot = 0; slot < (named > 0 ? named : 1); slot++)
+            for (int d = 0; d < NPARAMS; d++) {
+                const param_def *p = &params[d];
+                if (p->kind != kind || (named > 0 && p->named == NO_NAMED))
+                    continue;
+                if (n++ != want || !r)
+                    continue;
+                r->def = p;
+                if (named == 0) {
+                    snprintf(r->section, sizeof r->section, "%s",
+                             kind == PK_AGENTS ? "agents" : "field");
+                    r->offset = p->offset;
+                } else if (kind == PK_AGENTS) {
+                    snprintf(r->section, sizeof r->section, "species.%s",
+                             sc->species[slot].name);
+                    r->offset = OFF(species) + (size_t)slot * sizeof(sim_species_spec) + p->named;
+                } else {
+                    snprintf(r->section, sizeof r->section, "field.%s", sc->fields[slot].name);
+                    r->offset = OFF(fields) + (size_t)slot * sizeof(sim_field_spec) + p->named;
+                }
+            }
+    }
+    return n;
 }
 
-int sim_events_param_is_integer(int i)
+/* Entry i of sc's list into *r; 0 for a bad i. */
+static int resolve(const sim_scenario *sc, int i, param_ref *r)
 {
-    return i >= 0 && i < NPARAMS && params[i].type == P_INT;
+    r->def = NULL;
+    if (i >= 0)
+        walk(sc, i, r);
+    return r->def != NULL;
 }
 
-int sim_events_param_find(const char *name)
+int sim_events_param_count(const sim_scenario *sc) { return walk(sc, -1, NULL); }
+
+int sim_events_param_name(const sim_scenario *sc, int i, char *buf, size_t n)
 {
-    for (int i = 0; i < NPARAMS; i++)
-        if (strcmp(params[i].name, name) == 0)
+    param_ref r;
+    if (!resolve(sc, i, &r)) {
+        if (n > 0)
+            buf[0] = '\0';
+        return -1;
+    }
+    return snprintf(buf, n, "%s.%s", r.section, r.def->key);
+}
+
+int sim_events_param_is_integer(const sim_scenario *sc, int i)
+{
+    param_ref r;
+    return resolve(sc, i, &r) && r.def->type == P_INT;
+}
+
+int sim_events_param_find(const sim_scenario *sc, const char *name)
+{
+    char entry[SIM_EVENTS_KEY_MAX];
+    for (int i = 0, n = sim_events_param_count(sc); i < n; i++)
+        if (sim_events_param_name(sc, i, entry, sizeof entry) >= 0 && strcmp(entry, name) == 0)
             return i;
     return -1;
 }
 
 double sim_events_param_get(const sim_scenario *sc, int i)
 {
-    if (i < 0 || i >= NPARAMS)
+    param_ref r;
+    if (!resolve(sc, i, &r))
         return 0.0;
-    const char *field = (const char *)sc + params[i].offset;
-    switch (params[i].type) {
+    const char *field = (const char *)sc + r.offset;
+    switch (r.def->type) {
     case P_INT: return *(const int *)field;
     case P_FLOAT: return *(const float *)field;
     default: return *(const double *)field;
@@ -78,31 +147,40 @@ double sim_events_param_get(const sim_scenario *sc, int i)
 
 int sim_events_param_format(const sim_scenario *sc, int i, char *buf, size_t n)
 {
-    if (i < 0 || i >= NPARAMS)
+    param_ref r;
+    if (!resolve(sc, i, &r))
         return -1;
     double v = sim_events_param_get(sc, i);
     /* %.9g reads back to the same float, %.17g to the same double */
-    switch (params[i].type) {
+    switch (r.def->type) {
     case P_INT: return snprintf(buf, n, "%d", (int)v);
     case P_FLOAT: return snprintf(buf, n, "%.9g", v);
     default: return snprintf(buf, n, "%.17g", v);
     }
 }
 
+/* Sets parameter i of sc from its text through the scenario's parser and range check (the
+ * message reads as a scenario file's: "where: species.sheep.noise: out of range '2' (allowed
+ * 0 .. 1)"). sc may be changed on failure (the shorthand flags): callers pass a copy. */
+static int set_text(sim_scenario *sc, int i, const char *value, const char *where, sim_err *err)
+{
+    param_ref r;
+    if (!resolve(sc, i, &r))
+        return sim_err_set(err, SIM_EINVAL, "%s%sparameter %d: no such parameter (allowed 0 .. "
+                           "%d)", where, *where ? ": " : "", i, sim_events_param_count(sc) - 1);
+    return sim_scenario_set_key(sc, r.section, r.def->key, value, where, err);
+}
+
 int sim_events_param_set(sim_scenario *sc, int i, double v, const char *where, sim_err *err)
 {
-    if (i < 0 || i >= NPARAMS)
-        return sim_err_set(err, SIM_EINVAL, "%s%sparameter %d: no such parameter (allowed 0 .. "
-                           "%d)", where ? where : "", where ? ": " : "", i, NPARAMS - 1);
     /* %.17g reads back to v exactly, so the scenario's parser sees the very number: it rounds
      * it to a float once, and refuses a fraction for an integer key. */
     char text[64];
     snprintf(text, sizeof text, "%.17g", v);
     sim_scenario tmp = *sc;
-    int rc = sim_scenario_set_key(&tmp, params[i].section, params[i].key, text,
-                                  where ? where : "", err);
+    int rc = set_text(&tmp, i, text, where ? where : "", err);
     if (rc != SIM_OK) {
-        if (!where && err) /* drop the empty prefix's ": " */
+        if (!where && err && strncmp(err->msg, ": ", 2) == 0) /* drop the empty prefix's ": " */
             memmove(err->msg, err->msg + 2, strlen(err->msg + 2) + 1);
         return rc;
     }
@@ -112,15 +190,16 @@ int sim_events_param_set(sim_scenario *sc, int i, double v, const char *where, s
 
 double sim_events_param_nudge(const sim_scenario *sc, int i, int dir)
 {
-    if (i < 0 || i >= NPARAMS)
+    param_ref r;
+    if (!resolve(sc, i, &r))
         return 0.0;
-    const param_def *p = &params[i];
+    const param_def *p = r.def;
     double v = sim_events_param_get(sc, i), next;
     if (dir == 0)
         return v;
     double lo, hi;
     int lo_open;
-    if (!sim_scenario_key_range(p->section, p->key, &lo, &hi, &lo_open))
+    if (!sim_scenario_key_range(r.section, p->key, &lo, &hi, &lo_open))
         return v; /* every parameter is numeric: not reached */
     if (p->step > 0) {
         /* to the next multiple of the step in that direction (0.3 + 0.01 is 0.31, not
@@ -230,6 +309,25 @@ static int parse_paint(const char *value, const char *where, sim_event *ev, sim_
     return SIM_OK;
 }
 
+/* The index of run-time key `key` in *tmp, a copy of the parse's scratch scenario (the run's
+ * is not known yet) that has the key: the scratch's own shorthand keys, or, for
+ * species.NAME.KEY and field.NAME.KEY with a valid NAME, the copy with that section added.
+ * -1 when no scenario has such a parameter. */
+static int scratch_param(const char *key, const sim_scenario *scratch, sim_scenario *tmp)
+{
+    *tmp = *scratch;
+    int i = sim_events_param_find(tmp, key);
+    const char *dot = strrchr(key, '.');
+    if (i >= 0 || !dot)
+        return i;
+    char section[SIM_EVENTS_KEY_MAX];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+    /* refuses a fixed section, a bad name and 'occ' */
+    if (sim_scenario_add_section(tmp, section, "", NULL) != SIM_OK)
+        return -1;
+    return sim_events_param_find(tmp, key);
+}
+
 /* Parses one non-empty, non-comment line of the body into ev. */
 static int parse_line(const char *s, size_t n, const char *where, sim_event *ev,
                       const sim_scenario *scratch, sim_err *err)
@@ -245,32 +343,32 @@ static int parse_line(const char *s, size_t n, const char *where, sim_event *ev,
     trim(&fs, &ns);
     trim(&fe, &ne);
     trim(&fv, &nv);
-    char step[32], event[32];
+    char step[32];
     if (!copy_field(step, sizeof step, fs, ns) || !parse_digits(step, SIM_EVENTS_MAX_STEP,
                                                                 &ev->step))
         return sim_err_set(err, SIM_EINVAL, "%s: step '%.*s%s' is not a step number (allowed "
                            "0 .. %lld, an integer)", where, ns > 24 ? 24 : (int)ns, fs,
                            ns > 24 ? "..." : "", (long long)SIM_EVENTS_MAX_STEP);
-    int param = copy_field(event, sizeof event, fe, ne) ? sim_events_param_find(event) : -1;
-    int paint = param < 0 && ne == 5 && memcmp(fe, "paint", 5) == 0;
+    sim_scenario tmp;
+    int paint = ne == 5 && memcmp(fe, "paint", 5) == 0;
+    int param = !paint && copy_field(ev->key, sizeof ev->key, fe, ne)
+                    ? scratch_param(ev->key, scratch, &tmp)
+                    : -1;
     if (param < 0 && !paint)
         return sim_err_set(err, SIM_EINVAL, "%s: unknown event '%.*s%s' (allowed %s)", where,
-                           ne > 32 ? 32 : (int)ne, fe, ne > 32 ? "..." : "", allowed_events);
+                           ne > 48 ? 48 : (int)ne, fe, ne > 48 ? "..." : "", allowed_events);
     if (!copy_field(ev->value, sizeof ev->value, fv, nv))
         return sim_err_set(err, SIM_EINVAL, "%s: %.*s: value too long (allowed at most %d "
                            "characters)", where, (int)ne, fe, SIM_EVENTS_VALUE_MAX - 1);
     if (paint) {
         ev->kind = SIM_EVENT_PAINT;
-        ev->param = -1;
+        ev->key[0] = '\0';
         return parse_paint(ev->value, where, ev, err);
     }
     ev->kind = SIM_EVENT_SET;
-    ev->param = param;
-    /* the scenario's parser and range check, on a copy: the message reads as a scenario
+    /* the scenario's parser and range check, on the copy: the message reads as a scenario
      * file's, "FILE:LINE: agents.noise: out of range '2' (allowed 0 .. 1)" */
-    sim_scenario tmp = *scratch;
-    return sim_scenario_set_key(&tmp, params[param].section, params[param].key, ev->value,
-                                where, err);
+    return set_text(&tmp, param, ev->value, where, err);
 }
 
 void sim_events_release(sim_events *e)
@@ -364,12 +462,48 @@ int sim_events_load(const char *path, sim_events *out, sim_err *err)
     return rc;
 }
 
+/* The sections of sc's run-time parameters, "species.sheep, species.wolves, field.grass", into
+ * buf (n bytes). */
+static void sections_text(const sim_scenario *sc, char *buf, size_t n)
+{
+    char last[SIM_NAME_MAX + 16] = "";
+    size_t used = 0;
+    param_ref r;
+    buf[0] = '\0';
+    /* a section's keys are next to each other in the list */
+    for (int i = 0; resolve(sc, i, &r) && used < n; i++) {
+        if (strcmp(r.section, last) == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", r.section);
+        memcpy(last, r.section, sizeof last);
+    }
+}
+
+/* Refuses a key with no parameter in sc: a named section sc lacks, or a shorthand key of a
+ * model whose named sections stand in for that section (the model would ignore it). */
+static int check_key(const sim_events *e, const sim_event *ev, const sim_scenario *sc,
+                     sim_err *err)
+{
+    if (sim_events_param_find(sc, ev->key) >= 0)
+        return SIM_OK;
+    char have[(SIM_MAX_FIELDS + SIM_MAX_SPECIES) * (SIM_NAME_MAX + 16)];
+    sections_text(sc, have, sizeof have);
+    const char *dot = strrchr(ev->key, '.'); /* every parsed key has one */
+    return sim_err_set(err, SIM_EINVAL, "%s:%d: %s: the scenario has no [%.*s] section (allowed "
+                       "the keys of its sections %s)", e->name, ev->line, ev->key,
+                       (int)(dot - ev->key), ev->key, have);
+}
+
 int sim_events_check(const sim_events *e, const sim_scenario *sc, sim_err *err)
 {
     for (size_t i = 0; i < e->n; i++) {
         const sim_event *ev = &e->ev[i];
-        if (ev->kind != SIM_EVENT_PAINT)
+        if (ev->kind == SIM_EVENT_SET) {
+            int rc = check_key(e, ev, sc, err);
+            if (rc != SIM_OK)
+                return rc;
             continue;
+        }
         if (ev->x >= sc->width || ev->y >= sc->height)
             return sim_err_set(err, SIM_EINVAL, "%s:%d: paint: %s %d is outside the %dx%d world "
                                "(allowed 0 .. %d)", e->name, ev->line,
@@ -419,8 +553,9 @@ int sim_events_apply(const sim_events *e, size_t *next, sim *s, sim_err *err)
             continue;
         char where[SIM_PATH_MAX + 32];
         snprintf(where, sizeof where, "%s:%d", e->name, ev->line);
-        const param_def *p = &params[ev->param];
-        if ((rc = sim_scenario_set_key(&sc, p->section, p->key, ev->value, where, err)) != SIM_OK)
+        if ((rc = check_key(e, ev, &sc, err)) != SIM_OK ||
+            (rc = set_text(&sc, sim_events_param_find(&sc, ev->key), ev->value, where, err)) !=
+                SIM_OK)
             return rc;
         if (first_set < 0)
             first_set = ev->line;
@@ -456,10 +591,10 @@ int sim_events_format_set(char *buf, size_t n, int64_t step, const char *key,
                           const sim_scenario *sc)
 {
     char value[SIM_EVENTS_VALUE_MAX];
-    int i = sim_events_param_find(key);
-    if (step < 0 || sim_events_param_format(sc, i, value, sizeof value) < 0)
+    if (step < 0 || sim_events_param_format(sc, sim_events_param_find(sc, key), value,
+                                            sizeof value) < 0)
         return -1;
-    return snprintf(buf, n, "%" PRId64 ",%s,%s\n", step, params[i].name, value);
+    return snprintf(buf, n, "%" PRId64 ",%s,%s\n", step, key, value);
 }
 
 int sim_events_format_paint(char *buf, size_t n, int64_t step, int x, int y, int radius,

@@ -1,7 +1,8 @@
 /* sim_events.h - the events file: parameter changes and paints with the step they apply at, as
  * the live viewer records them (DIR/events.csv) and `horizon run --events FILE` replays them, so
  * that a session of turning knobs is reproduced to the bit. Also the list of the parameters a
- * running simulation may change, for the viewer's panel.
+ * running simulation may change, for the viewer's panel: they depend on the scenario's
+ * sections.
  *
  * File format: CSV text, one event a line.
  *
@@ -20,10 +21,15 @@
  *     steps are done, before step `step`+1 runs: step 0 changes the run from its first step.
  *     Steps never decrease down the file. Several events at one step apply in file order.
  *   - `event` and `value`:
- *       agents.noise, agents.deposit, agents.radius, field.diffusion, field.sweeps, field.decay:
+ *       agents.noise, agents.deposit, agents.radius, field.diffusion, field.sweeps, field.decay,
+ *       species.NAME.noise, species.NAME.radius, field.NAME.diffusion, field.NAME.sweeps,
+ *       field.NAME.decay (NAME a valid section name, sim_name_valid):
  *         the new value of that scenario key, parsed and range-checked exactly as in a
  *         scenario file (the README's table: noise [0, 1], deposit +-1e6, radius 0 .. 64 an
  *         integer, diffusion (0, 1], sweeps 0 .. 10000 an integer, decay [0, 0.999999]).
+ *         The key must be one of the run's scenario's run-time parameters (the list below),
+ *         which sim_events_check and sim_events_apply check: a named key needs its section
+ *         in the scenario, and a shorthand key a scenario without named sections of its kind.
  *       paint: `X Y RADIUS AMOUNT`, separated by blanks: integers X in [0, width) and Y in
  *         [0, height) (checked against the world by sim_events_check), RADIUS in
  *         0 .. SIM_MAX_RADIUS, and AMOUNT a finite number (read as a float). It adds AMOUNT to
@@ -51,6 +57,8 @@
 #define SIM_EVENTS_HEADER "step,event,value"
 #define SIM_EVENTS_MAX_STEP 1000000000000000LL /* 10^15, as run.steps */
 #define SIM_EVENTS_VALUE_MAX 64                /* bytes of a value text, NUL included */
+#define SIM_EVENTS_KEY_MAX 48 /* bytes of a parameter's name, NUL included: holds
+                                 field.NAME.diffusion with the longest NAME (39 bytes) */
 #define SIM_EVENTS_FILE_MAX (256u << 20)       /* bytes of an events file */
 
 typedef enum sim_event_kind {
@@ -63,7 +71,7 @@ typedef struct sim_event {
     int64_t step; /* applies after this many steps */
     int kind;     /* sim_event_kind */
     int line;     /* line in the file, for messages */
-    int param;    /* SET: index in the parameter list below */
+    char key[SIM_EVENTS_KEY_MAX]; /* SET: the parameter's name, "species.sheep.noise" */
     char value[SIM_EVENTS_VALUE_MAX]; /* SET: the value text as given, blanks trimmed */
     int x, y, radius;                 /* PAINT: centre cell and radius in cells */
     float amount;                     /* PAINT: added to each cell */
@@ -91,8 +99,10 @@ int sim_events_load(const char *path, sim_events *out, sim_err *err);
 /* Frees the buffers; e becomes empty. NULL and an empty e are fine. */
 void sim_events_release(sim_events *e);
 
-/* Checks what depends on the world: every paint's X < width and Y < height of sc. SIM_EINVAL
- * with "FILE:LINE: paint: ..." for the first one outside. */
+/* Checks what depends on the run's scenario, in file order: every key is a run-time parameter
+ * of sc (SIM_EINVAL with "FILE:LINE: species.wolf.noise: the scenario has no [species.wolf]
+ * section (allowed the keys of its sections species.sheep, field.grass)"), and every paint's
+ * X < width and Y < height of sc ("FILE:LINE: paint: ..." for the first one outside). */
 int sim_events_check(const sim_events *e, const sim_scenario *sc, sim_err *err);
 
 /* The index of the first event at step >= step (e->n when there is none): where a run that
@@ -103,7 +113,8 @@ size_t sim_events_first_at(const sim_events *e, int64_t step);
 size_t sim_events_count_from(const sim_events *e, int64_t step);
 
 /* Applies the events at step sim_steps_done(s), starting at e->ev[*next], and advances *next
- * past them: their key changes through one sim_set_params, then their paints through sim_paint,
+ * past them: their key changes (each resolved against the simulation's scenario, refused as
+ * sim_events_check refuses it) through one sim_set_params, then their paints through sim_paint,
  * in file order. Nothing to do (the next event is at a later step, or *next == e->n) is SIM_OK.
  * An event at *next whose step is already past (a caller that skipped a step) is SIM_EINVAL: it
  * would silently change the results. On failure err says which line and why ("FILE:LINE: ...",
@@ -118,7 +129,7 @@ int sim_events_apply(const sim_events *e, size_t *next, sim *s, sim_err *err);
 void sim_events_write_header(FILE *f);
 
 /* Formats one line, newline included, into buf (n bytes): the value of run-time parameter `key`
- * ("field.diffusion", one of sim_events_param_name's) in sc at `step`
+ * ("field.diffusion", one of sc's sim_events_param_name) in sc at `step`
  * ("120,field.diffusion,0.5\n"), exact: it parses back to the same bits. Returns the length as
  * snprintf does (>= n: cut short), or -1 (buf untouched) for another key or a negative step. */
 int sim_events_format_set(char *buf, size_t n, int64_t step, const char *key,
@@ -130,19 +141,27 @@ int sim_events_format_paint(char *buf, size_t n, int64_t step, int x, int y, int
 
 /* ---- the run-time parameters ----
  *
- * Index: 0 agents.noise, 1 agents.deposit, 2 agents.radius, 3 field.diffusion, 4 field.sweeps,
- * 5 field.decay: the keys sim_set_params may change (SIM_KEYS_RUNTIME in sim_scenario.h).
+ * A scenario's list, the keys sim_set_params may change (SIM_KEYS_RUNTIME in sim_scenario.h):
+ * first the species' keys, agents.noise, agents.deposit, agents.radius when the scenario has no
+ * [species.NAME] section, else species.NAME.noise and species.NAME.radius for each in section
+ * order; then the fields' keys, field.diffusion, field.sweeps, field.decay when it has no
+ * [field.NAME] section, else field.NAME.diffusion, field.NAME.sweeps and field.NAME.decay for
+ * each. A plain scenario's list is therefore 0 agents.noise, 1 agents.deposit, 2 agents.radius,
+ * 3 field.diffusion, 4 field.sweeps, 5 field.decay. An index i is valid for the scenario it
+ * came from (or one with the same sections).
  *
- * Panel steps (sim_events_param_nudge): noise to the next multiple of 0.01 up or down; radius
- * and sweeps +-1; deposit, diffusion and decay times 1.25 up, divided by 1.25 down (a negative
- * deposit goes up towards 0). From 0, deposit steps to +-0.01 and decay up to 0.001; a step
- * down that would leave deposit or decay nearer 0 than that gives 0. Every result is clamped
- * into the key's range. */
+ * Panel steps (sim_events_param_nudge), named keys as their shorthand counterparts: noise to
+ * the next multiple of 0.01 up or down; radius and sweeps +-1; deposit, diffusion and decay
+ * times 1.25 up, divided by 1.25 down (a negative deposit goes up towards 0). From 0, deposit
+ * steps to +-0.01 and decay up to 0.001; a step down that would leave deposit or decay nearer 0
+ * than that gives 0. Every result is clamped into the key's range. */
 
-int sim_events_param_count(void);         /* 6 */
-const char *sim_events_param_name(int i); /* "agents.noise"; NULL for a bad i */
-int sim_events_param_find(const char *name); /* the index of "section.key", or -1 */
-int sim_events_param_is_integer(int i);   /* 1 for radius and sweeps */
+int sim_events_param_count(const sim_scenario *sc); /* 6 for a plain scenario */
+/* The name of parameter i of sc ("agents.noise", "species.sheep.radius") into buf (n bytes;
+ * SIM_EVENTS_KEY_MAX always holds it): the snprintf length, or -1 and "" for a bad i. */
+int sim_events_param_name(const sim_scenario *sc, int i, char *buf, size_t n);
+int sim_events_param_find(const sim_scenario *sc, const char *name); /* its index, or -1 */
+int sim_events_param_is_integer(const sim_scenario *sc, int i); /* 1 for radius and sweeps */
 
 /* The value of parameter i in sc as a double (exact: ints, floats and doubles all fit); 0 for
  * a bad i. */
@@ -150,8 +169,9 @@ double sim_events_param_get(const sim_scenario *sc, int i);
 
 /* Sets parameter i of sc to v through the scenario's own parse and range check (so the stored
  * value is exactly (float)v for a float key, v for a double, and an integer key refuses a
- * non-integral v). SIM_EINVAL with "agents.noise: out of range '2' (allowed 0 .. 1)" (the
- * scenario's message, from `where` when not NULL); sc unchanged then. */
+ * non-integral v). SIM_EINVAL with "agents.noise: out of range '2' (allowed 0 .. 1)" or
+ * "species.sheep.noise: ..." (the scenario's message, from `where` when not NULL); sc
+ * unchanged then. */
 int sim_events_param_set(sim_scenario *sc, int i, double v, const char *where, sim_err *err);
 
 /* The value text of parameter i in sc, as the file holds it (%.9g / %.17g / %d): returns the

@@ -197,12 +197,6 @@ static int bad_in(const key_def *k, const char *section, const char *where, cons
                        what, n, value, strlen(value) > 64 ? "..." : "", allowed);
 }
 
-static int bad(const key_def *k, const char *where, const char *value, const char *what,
-               sim_err *err)
-{
-    return bad_in(k, k->section, where, value, what, err);
-}
-
 static int parse_number(const char *s, int integer, double *out)
 {
     char *end;
@@ -487,16 +481,23 @@ static int set_named_key(sim_scenario *sc, int kind, const char *section, const 
     return set_value(named_base(sc, kind, slot), k, section, value, where, err);
 }
 
-int sim_scenario_has_key(const char *section, const char *key)
+/* The definition of a key of a fixed section or of "field.NAME" / "species.NAME" (any NAME),
+ * or NULL. */
+static const key_def *any_key(const char *section, const char *key)
 {
     const char *name;
     int kind = named_kind_of(section, &name);
     if (kind < 0)
-        return find_key(section, key) != NULL;
+        return find_key(section, key);
     for (size_t i = 0; i < named_kinds[kind].nkeys; i++)
         if (strcmp(named_kinds[kind].keys[i].name, key) == 0)
-            return 1;
-    return 0;
+            return &named_kinds[kind].keys[i];
+    return NULL;
+}
+
+int sim_scenario_has_key(const char *section, const char *key)
+{
+    return any_key(section, key) != NULL;
 }
 
 int sim_scenario_add_section(sim_scenario *sc, const char *section, const char *where,
@@ -865,6 +866,18 @@ static int key_class(const key_def *k)
     }
 }
 
+/* The same for a key of a named section of kind `kind`: a species' noise and radius and a
+ * field's diffusion, sweeps and decay change at run time as their shorthand counterparts do;
+ * every other key (counts, lists, maps, energies) shapes the model or its initial state. A
+ * species' deposit is a list here, so it is not one of them. */
+static int named_key_class(int kind, const key_def *k)
+{
+    int runtime = kind == 0 ? k->offset == FOFF(diffusion) || k->offset == FOFF(sweeps) ||
+                                  k->offset == FOFF(decay)
+                            : k->offset == SOFF(noise) || k->offset == SOFF(radius);
+    return runtime ? SIM_KEYS_RUNTIME : SIM_KEYS_FIXED;
+}
+
 static size_t key_bytes(const key_def *k)
 {
     switch (k->type) {
@@ -879,28 +892,32 @@ static size_t key_bytes(const key_def *k)
     }
 }
 
+/* Whether key k differs between the structs at a and b (a scenario, or a named section). */
+static int value_differs(const key_def *k, const char *a, const char *b)
+{
+    if (k->type == K_PATH || k->type == K_TEXT || k->type == K_MAP)
+        return strncmp(a + k->offset, b + k->offset, SIM_PATH_MAX) != 0;
+    /* bits, not ==: -0 and 0 write differently, so they are different values here */
+    return memcmp(a + k->offset, b + k->offset, key_bytes(k)) != 0;
+}
+
 int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, char *key,
                       size_t n)
 {
     for (size_t i = 0; i < NKEYS; i++) {
         const key_def *k = &keys[i];
-        if (key_class(k) & ignore)
-            continue;
-        const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
-        /* bits, not ==: -0 and 0 write differently, so they are different values here */
-        int differ = k->type == K_PATH || k->type == K_TEXT || k->type == K_MAP ? strncmp(fa, fb, SIM_PATH_MAX) != 0
-                                       : memcmp(fa, fb, key_bytes(k)) != 0;
-        if (differ) {
+        if (!(key_class(k) & ignore) && value_differs(k, (const char *)a, (const char *)b)) {
             snprintf(key, n, "%s.%s", k->section, k->name);
             return 1;
         }
     }
-    if (ignore & SIM_KEYS_FIXED)
-        return 0; /* every key of a named section is fixed */
     for (int kind = 0; kind < 2; kind++) {
         const named_kind *nk = &named_kinds[kind];
         int na = *named_count((sim_scenario *)a, kind), nb = *named_count((sim_scenario *)b, kind);
+        /* the sections themselves are fixed: a running model gains or loses none */
         if (na != nb) {
+            if (ignore & SIM_KEYS_FIXED)
+                continue;
             snprintf(key, n, "[%s.*] sections", nk->prefix);
             return 1;
         }
@@ -908,16 +925,14 @@ int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, 
             const char *fa = named_base((sim_scenario *)a, kind, slot);
             const char *fb = named_base((sim_scenario *)b, kind, slot);
             if (strcmp(fa, fb) != 0) {
+                if (ignore & SIM_KEYS_FIXED)
+                    continue;
                 snprintf(key, n, "[%s.%s]", nk->prefix, fa);
                 return 1;
             }
             for (size_t i = 0; i < nk->nkeys; i++) {
                 const key_def *k = &nk->keys[i];
-                int t = k->type;
-                int differ = t == K_PATH || t == K_TEXT || t == K_MAP
-                                 ? strcmp(fa + k->offset, fb + k->offset) != 0
-                                 : memcmp(fa + k->offset, fb + k->offset, key_bytes(k)) != 0;
-                if (differ) {
+                if (!(named_key_class(kind, k) & ignore) && value_differs(k, fa, fb)) {
                     snprintf(key, n, "%s.%s.%s", nk->prefix, fa, k->name);
                     return 1;
                 }
@@ -927,44 +942,66 @@ int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, 
     return 0;
 }
 
+/* Checks the value of key k in the struct at base (a scenario, or a named section `section`)
+ * against its range, as sim_scenario_check_values does. */
+static int check_value(const key_def *k, const char *base, const char *section,
+                       const char *where, sim_err *err)
+{
+    const char *field = base + k->offset;
+    char text[64];
+    double v;
+    switch (k->type) {
+    case K_INT:
+    case K_BOOL: v = *(const int *)field; snprintf(text, sizeof text, "%d", (int)v); break;
+    case K_I64:
+        v = (double)*(const int64_t *)field;
+        snprintf(text, sizeof text, "%" PRId64, *(const int64_t *)field);
+        break;
+    case K_FLOAT: v = *(const float *)field; snprintf(text, sizeof text, "%.9g", v); break;
+    case K_DOUBLE: v = *(const double *)field; snprintf(text, sizeof text, "%.17g", v); break;
+    case K_ENUM: {
+        int e = *(const int *)field, count = 0;
+        while (k->names[count])
+            count++;
+        if (e < 0 || e >= count) {
+            snprintf(text, sizeof text, "%d", e);
+            return bad_in(k, section, where, text, "unknown value", err);
+        }
+        return SIM_OK;
+    }
+    case K_PATH:
+    case K_TEXT: {
+        /* a K_TEXT's hi is its buffer's size */
+        size_t cap = k->type == K_TEXT ? (size_t)k->hi : SIM_PATH_MAX;
+        if ((k->type == K_PATH && field[0] == '\0') || !memchr(field, '\0', cap))
+            return bad_in(k, section, where, "", k->type == K_PATH ? "bad path" : "bad text",
+                          err);
+        return SIM_OK;
+    }
+    default: return SIM_OK; /* K_U64: every value is allowed; K_MAP: checked when read */
+    }
+    return in_range(k, v) ? SIM_OK : bad_in(k, section, where, text, "out of range", err);
+}
+
 int sim_scenario_check_values(const sim_scenario *sc, int which, const char *where,
                               sim_err *err)
 {
-    for (size_t i = 0; i < NKEYS; i++) {
-        const key_def *k = &keys[i];
-        if (!(key_class(k) & which))
-            continue;
-        const char *field = (const char *)sc + k->offset;
-        char text[64];
-        double v;
-        switch (k->type) {
-        case K_INT:
-        case K_BOOL: v = *(const int *)field; snprintf(text, sizeof text, "%d", (int)v); break;
-        case K_I64:
-            v = (double)*(const int64_t *)field;
-            snprintf(text, sizeof text, "%" PRId64, *(const int64_t *)field);
-            break;
-        case K_FLOAT: v = *(const float *)field; snprintf(text, sizeof text, "%.9g", v); break;
-        case K_DOUBLE: v = *(const double *)field; snprintf(text, sizeof text, "%.17g", v); break;
-        case K_ENUM: {
-            int e = *(const int *)field, count = 0;
-            while (k->names[count])
-                count++;
-            if (e < 0 || e >= count) {
-                snprintf(text, sizeof text, "%d", e);
-                return bad(k, where, text, "unknown value", err);
-            }
-            continue;
+    int rc;
+    for (size_t i = 0; i < NKEYS; i++)
+        if ((key_class(&keys[i]) & which) &&
+            (rc = check_value(&keys[i], (const char *)sc, keys[i].section, where, err)) != SIM_OK)
+            return rc;
+    for (int kind = 0; kind < 2; kind++) {
+        const named_kind *nk = &named_kinds[kind];
+        for (int slot = 0; slot < *named_count((sim_scenario *)sc, kind); slot++) {
+            char section[SIM_NAME_MAX + 16];
+            snprintf(section, sizeof section, "%s.%s", nk->prefix, named_name(sc, kind, slot));
+            for (size_t i = 0; i < nk->nkeys; i++)
+                if ((named_key_class(kind, &nk->keys[i]) & which) &&
+                    (rc = check_value(&nk->keys[i], named_base((sim_scenario *)sc, kind, slot),
+                                      section, where, err)) != SIM_OK)
+                    return rc;
         }
-        case K_PATH:
-        case K_TEXT:
-            if ((k->type == K_PATH && field[0] == '\0') || !memchr(field, '\0', SIM_PATH_MAX))
-                return bad(k, where, "", k->type == K_PATH ? "bad path" : "bad text", err);
-            continue;
-        default: continue; /* K_U64: every value is allowed */
-        }
-        if (!in_range(k, v))
-            return bad(k, where, text, "out of range", err);
     }
     return SIM_OK;
 }
@@ -972,7 +1009,7 @@ int sim_scenario_check_values(const sim_scenario *sc, int which, const char *whe
 int sim_scenario_key_range(const char *section, const char *key, double *lo, double *hi,
                            int *lo_open)
 {
-    const key_def *k = find_key(section, key);
+    const key_def *k = any_key(section, key);
     if (!k || k->type == K_ENUM || k->type == K_PATH || k->type == K_TEXT || k->type == K_U64 ||
         k->type == K_BOOL)
         return 0;

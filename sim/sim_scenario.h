@@ -182,31 +182,39 @@ int sim_scenario_validate(const sim_scenario *sc, sim_err *err);
 /* Classes of keys, for sim_scenario_diff. */
 enum {
     /* The parameters a running simulation may change (sim_set_params, sim_events.h):
-     * agents.noise, agents.deposit, agents.radius, field.diffusion, field.sweeps, field.decay. */
+     * agents.noise, agents.deposit, agents.radius, field.diffusion, field.sweeps, field.decay,
+     * and of the named sections species.NAME.noise, species.NAME.radius,
+     * field.NAME.diffusion, field.NAME.sweeps, field.NAME.decay. */
     SIM_KEYS_RUNTIME = 1,
     /* output.* and run.steps: what a run writes and how long it goes, never the state. */
     SIM_KEYS_OUTPUT = 2,
-    /* every other key: the world, its boundary, the initial state, the seed */
+    /* every other key: the world, its boundary, the initial state, the seed; the named
+     * sections themselves (which there are, and their order) */
     SIM_KEYS_FIXED = 4,
     SIM_KEYS_ALL = 7
 };
 
 /* The first key, in table order, whose value differs between a and b, leaving out the classes
  * in `ignore` (SIM_KEYS_* or'ed): returns 1 and writes "section.key" into key (n bytes), or
- * returns 0 when they agree. Numbers compare bit for bit, paths as text; sc->origin is not a
- * value and is never compared. */
+ * returns 0 when they agree. The named sections follow the fixed ones: a different set of them
+ * is "[species.*] sections" or "[species.NAME]" (SIM_KEYS_FIXED; with that class ignored, only
+ * the keys of sections that match by position and name are compared), a key of one
+ * "species.NAME.key". Numbers compare bit for bit, paths as text; sc->origin is not a value and
+ * is never compared. */
 int sim_scenario_diff(const sim_scenario *a, const sim_scenario *b, int ignore, char *key,
                       size_t n);
 
-/* Checks the value of every key of the classes `which` (SIM_KEYS_* or'ed) against its allowed
- * range (the check that parsing a value does), for a scenario whose members were set directly
- * rather than parsed. SIM_EINVAL with "where: section.key: out of range 'V' (allowed ...)" for
- * the first one outside, in table order. */
+/* Checks the value of every key of the classes `which` (SIM_KEYS_* or'ed), the named sections'
+ * included, against its allowed range (the check that parsing a value does), for a scenario
+ * whose members were set directly rather than parsed. SIM_EINVAL with "where: section.key: out
+ * of range 'V' (allowed ...)" (section "species.NAME" for a named one) for the first one
+ * outside, in table order. */
 int sim_scenario_check_values(const sim_scenario *sc, int which, const char *where,
                               sim_err *err);
 
-/* The allowed range of a numeric key: 1 with *lo, *hi and *lo_open (1: lo itself is not
- * allowed), or 0 for an unknown or non-numeric key. */
+/* The allowed range of a numeric key of section (a fixed one, or "field.NAME" / "species.NAME"
+ * for any NAME): 1 with *lo, *hi and *lo_open (1: lo itself is not allowed), or 0 for an
+ * unknown or non-numeric key. */
 int sim_scenario_key_range(const char *section, const char *key, double *lo, double *hi,
                            int *lo_open);
 

@@ -4,7 +4,9 @@
 # resuming (from the end of a shorter run, from an older checkpoint, after kill -9) reapplies
 # DIR/events.csv to give the uninterrupted run's stats.csv byte for byte; --force removes
 # events.csv; --events with --resume is refused; bad events files exit 2 with FILE:LINE and
-# leave no output directory.
+# leave no output directory. A model with named sections (wolf-sheep-grass) takes its named
+# keys (species.sheep.noise, ...) the same way, resume included, and refuses a key of a section
+# it lacks, or a shorthand one, before anything is written.
 # usage: bash e2e_events.sh HORIZON_BINARY SOURCE_DIR
 set -euo pipefail
 
@@ -174,13 +176,45 @@ rc=$(run run "${SMALL[@]}" --steps 3 --out "$T/ev" --force --quiet)
 [ ! -e "$T/ev/events.csv" ] || fail "--force kept the earlier run's events.csv"
 grep -q "kept" "$T/err.txt" && fail "--force called events.csv someone else's: $(cat "$T/err.txt")"
 
+# ---- a model with named sections (wolf-sheep-grass): its named keys ----
+cat >"$T/named.csv" <<'EOF'
+step,event,value
+20,species.sheep.noise,0.9
+20,field.wolf_scent.diffusion,0.1
+30,species.wolves.radius,2
+EOF
+MODEL=(wolf-sheep-grass --backend cpu --threads 2 --frames-every 0 --quiet)
+rc=$(run run "${MODEL[@]}" --steps 40 --out "$T/model")
+[ "$rc" = 0 ] || fail "model run exited $rc: $(cat "$T/err.txt")"
+rc=$(run run "${MODEL[@]}" --steps 40 --out "$T/model_ev" --events "$T/named.csv")
+[ "$rc" = 0 ] || fail "model run with named events exited $rc: $(cat "$T/err.txt")"
+[ "$(wc -l <"$T/model_ev/stats.csv")" -eq 41 ] || fail "model run with events: stats.csv incomplete"
+head -n 21 "$T/model/stats.csv" >"$T/a" && head -n 21 "$T/model_ev/stats.csv" >"$T/b"
+cmp -s "$T/a" "$T/b" || fail "model: rows up to step 20 differ from the run without events"
+paste -d, <(cut -d, -f1,8 "$T/model/stats.csv") <(cut -d, -f8 "$T/model_ev/stats.csv") |
+    awk -F, 'NR > 21 && $2 == $3 { print "step " $1; exit 1 }' ||
+    fail "model: the named events did not change every row after step 20"
+grep -q '"noise": 0.90000000000000002' "$T/model_ev/run.json" ||
+    fail "model: run.json's scenario lacks species.sheep.noise = 0.9"
+# a checkpoint between the events holds the named value it ran with; resuming reapplies the rest
+rc=$(run run "${MODEL[@]}" --steps 25 --checkpoint-every 25 --out "$T/model_r" \
+    --events "$T/named.csv")
+[ "$rc" = 0 ] || fail "model, 25 steps: exit $rc: $(cat "$T/err.txt")"
+grep -aq '^noise = 0.90000000000000002$' "$T/model_r/checkpoint.hzc" ||
+    fail "model: the checkpoint of step 25 does not hold species.sheep.noise = 0.9"
+rc=$(run run --resume "$T/model_r/checkpoint.hzc" --steps 40 --quiet)
+[ "$rc" = 0 ] || fail "model resume exited $rc: $(cat "$T/err.txt")"
+cmp -s "$T/model_ev/stats.csv" "$T/model_r/stats.csv" ||
+    fail "model resumed after named events: stats.csv differs from the uninterrupted run"
+
 # ---- bad events files: exit 2, "FILE:LINE: what" on one line, no output directory ----
-bad_case() { # name, line, expected words, file contents
+CASE_ARGS=("${SMALL[@]}")
+bad_case() { # name, line, expected words, file contents; run with CASE_ARGS
     local name=$1 line=$2 what=$3 text=$4
     local file="$T/$name.csv" out="$T/out_$name"
     printf '%b' "$text" >"$file"
     local rc
-    rc=$(run run "${SMALL[@]}" --steps 5 --out "$out" --events "$file")
+    rc=$(run run "${CASE_ARGS[@]}" --steps 5 --out "$out" --events "$file")
     [ "$rc" = 2 ] || fail "$name: exit $rc, expected 2"
     grep -qF "$file:$line: $what" "$T/err.txt" || fail "$name: stderr lacks '$file:$line: $what': $(cat "$T/err.txt")"
     [ "$(wc -l <"$T/err.txt")" -eq 1 ] || fail "$name: the error is not one line: $(cat "$T/err.txt")"
@@ -197,6 +231,19 @@ bad_case badstep 2 "step '1e3' is not a step number" 'step,event,value\n1e3,agen
 bad_case outside 3 "paint: x 64 is outside the 64x48 world (allowed 0 .. 63)" \
     'step,event,value\n0,paint,63 47 2 1\n1,paint,64 0 2 1\n'
 bad_case nan 2 "paint: amount 'nan' is not a finite number" 'step,event,value\n0,paint,1 1 2 nan\n'
+bad_case named_plain 3 "species.sheep.noise: the scenario has no [species.sheep] section (allowed \
+the keys of its sections agents, field)" \
+    'step,event,value\n0,agents.noise,0.1\n9,species.sheep.noise,0.1\n'
+bad_case named_key 2 "unknown event 'species.sheep.count' (allowed agents.noise|" \
+    'step,event,value\n0,species.sheep.count,3\n'
+bad_case named_range 2 "field.grass.decay: out of range '1' (allowed 0 .. 0.999999)" \
+    'step,event,value\n0,field.grass.decay,1\n'
+CASE_ARGS=(wolf-sheep-grass --backend cpu --frames-every 0)
+bad_case model_species 3 "species.wolf.noise: the scenario has no [species.wolf] section (allowed \
+the keys of its sections species.sheep, species.wolves, field.grass, field.wolf_scent)" \
+    'step,event,value\n0,species.sheep.noise,0.1\n4,species.wolf.noise,0.1\n'
+bad_case model_shorthand 2 "agents.radius: the scenario has no [agents] section" \
+    'step,event,value\n1,agents.radius,3\n'
 rc=$(run run "${SMALL[@]}" --steps 5 --out "$T/out_missing" --events "$T/no-such.csv")
 [ "$rc" = 2 ] || fail "missing events file: exit $rc, expected 2"
 grep -q "no-such.csv: cannot open events file" "$T/err.txt" || fail "missing file: $(cat "$T/err.txt")"

@@ -1,7 +1,8 @@
 # e2e_gui_session.sh - what a viewer session records and how it is replayed: DIR/session_NNN/
 # holds scenario.ini, stats.csv (the columns and bytes of `horizon run`) and events.csv; changes
 # made through the parameter panel (keys, a click on [+], a drag on a value) and a fast paint
-# stroke are recorded, and `horizon run --events` replays them to the same checksums. Also: E
+# stroke are recorded, and `horizon run --events` replays them to the same checksums; on a model
+# with named sections the panel changes and records its named keys. Also: E
 # writes steps.csv beside the frames, a click on an agent follows it, --steps-per-frame 3 is
 # honoured, [ and ] stay off stdout, --no-session writes nothing. SDL's offscreen driver.
 # usage: bash e2e_gui_session.sh HORIZON_BINARY SOURCE_DIR
@@ -82,6 +83,24 @@ PY
     fail "the replay run failed"
 cmp "$T/replay/stats.csv" "$S/stats.csv" || fail "the replay's checksums differ from the session's"
 cmp -s "$T/plain_run/stats.csv" "$S/stats.csv" && fail "the changes changed nothing"
+
+# ---- a model with named sections: the panel's rows are its named keys, recorded by name ----
+printf '%s\n' "key tab" "key period" "step 5" "key down" "key down" "key down" "key period" \
+    "step 5" >"$T/named.txt"
+timeout 120 "$HZ" gui wolf-sheep-grass --backend cpu --size 384x256 --out "$T/named" \
+    --script "$T/named.txt" >"$T/named.out" 2>"$T/named.err" ||
+    { cat "$T/named.err" >&2; fail "named model session failed"; }
+S=$T/named/session_001
+ev=$S/events.csv
+grep -qx '0,species.sheep.noise,0.31' "$ev" || fail "the . key on species.sheep.noise: $(cat "$ev")"
+grep -qx '5,species.wolves.radius,5' "$ev" || fail "down x3, . on species.wolves.radius: $(cat "$ev")"
+grep -q 'agents\.' "$ev" && fail "a named model's session recorded a shorthand key: $(cat "$ev")"
+"$HZ" run "$S/scenario.ini" --events "$ev" --steps 10 --stats-every 1 --out "$T/named_replay" \
+    --quiet || fail "the named model's replay run failed"
+cmp "$T/named_replay/stats.csv" "$S/stats.csv" || fail "the named model's replay differs"
+"$HZ" run wolf-sheep-grass --backend cpu --steps 10 --stats-every 1 --frames-every 0 \
+    --out "$T/named_plain" --quiet || fail "wolf-sheep-grass without changes failed"
+cmp -s "$T/named_plain/stats.csv" "$S/stats.csv" && fail "the named model's changes changed nothing"
 
 # ---- a restart starts session_002 from the parameters in force ----
 rc=$(gui restart "key tab

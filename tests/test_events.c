@@ -1,11 +1,13 @@
 /* test_events.c - sim_events and sim_set_params: every kind of bad events file is refused with
  * its exact line; formatted lines parse back to the same bits for all six run-time parameters
- * and for paints; the parameter list agrees with the scenario's SIM_KEYS_RUNTIME, and its
- * setters and panel steps keep to the scenario's ranges; sim_set_params refuses any other key
- * (naming it), an out-of-range value and a failed allocation, leaving the simulation as it was;
- * and the oracle: a run with events applied by sim_events_apply matches, checksum for checksum,
- * a run stopped at each event step, read out and recreated from its state with the changed
- * scenario (the checkpoint path), and differs from the run without events. */
+ * and for paints; the parameter list of a plain, a named and a mixed scenario, which agrees
+ * with the scenario's SIM_KEYS_RUNTIME, and its setters and panel steps keep to the scenario's
+ * ranges; sim_set_params refuses any other key (naming it), an out-of-range value and a failed
+ * allocation, leaving the simulation as it was, and changes a named model's named keys; a key
+ * of a section the scenario lacks is refused with its line; and the oracles: a run with events
+ * applied by sim_events_apply matches, checksum for checksum, a run stopped at each event step,
+ * read out and recreated from its state with the changed scenario (the checkpoint path), and
+ * differs from the run without events, for a plain scenario and for a named model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,11 +72,11 @@ static void test_parse_good(void **state)
     assert_int_equal(e.ev[0].step, 0);
     assert_int_equal(e.ev[0].line, 3);
     assert_int_equal(e.ev[0].kind, SIM_EVENT_SET);
-    assert_string_equal(sim_events_param_name(e.ev[0].param), "agents.noise");
+    assert_string_equal(e.ev[0].key, "agents.noise");
     assert_string_equal(e.ev[0].value, "0.05");
     assert_int_equal(e.ev[1].step, 120);
     assert_int_equal(e.ev[1].line, 5);
-    assert_string_equal(sim_events_param_name(e.ev[1].param), "field.diffusion");
+    assert_string_equal(e.ev[1].key, "field.diffusion");
     assert_string_equal(e.ev[1].value, "0.5");
     assert_int_equal(e.ev[2].kind, SIM_EVENT_PAINT);
     assert_int_equal(e.ev[2].line, 7);
@@ -117,7 +119,9 @@ static void test_parse_errors(void **state)
                    "t.csv:5: step 6 comes after step 7 (line 3)");
     expect_refused("step,event,value\n2,agents.count,5\n",
                    "t.csv:2: unknown event 'agents.count' (allowed agents.noise|agents.deposit|"
-                   "agents.radius|field.diffusion|field.sweeps|field.decay|paint)");
+                   "agents.radius|field.diffusion|field.sweeps|field.decay|species.NAME.noise|"
+                   "species.NAME.radius|field.NAME.diffusion|field.NAME.sweeps|"
+                   "field.NAME.decay|paint)");
     expect_refused("step,event,value\n2,Paint,1 1 1 1\n", "t.csv:2: unknown event 'Paint'");
     expect_refused("step,event,value\n# c\n3,agents.noise,1.5\n",
                    "t.csv:3: agents.noise: out of range '1.5' (allowed 0 .. 1)");
@@ -142,6 +146,57 @@ static void test_parse_errors(void **state)
     char long_value[200];
     snprintf(long_value, sizeof long_value, "step,event,value\n0,agents.noise,0.%0100d\n", 1);
     expect_refused(long_value, "t.csv:2: agents.noise: value too long");
+}
+
+/* Named keys parse before the scenario is known: species.NAME.noise|radius and
+ * field.NAME.diffusion|sweeps|decay for any valid NAME, range-checked as the scenario's own
+ * keys; other keys of those sections, bad names and malformed keys are unknown events. */
+static void test_parse_named(void **state)
+{
+    (void)state;
+    sim_events e;
+    sim_err err;
+    parse("step,event,value\n12,species.sheep.noise,0.2\n12, field.wolf_scent.diffusion ,0.3\n"
+          "13,species.a_1.radius,4\n14,field.grass.sweeps,0\n15,field.grass.decay,0.5\n",
+          &e, SIM_OK, &err);
+    assert_int_equal(e.n, 5);
+    assert_int_equal(e.ev[0].kind, SIM_EVENT_SET);
+    assert_string_equal(e.ev[0].key, "species.sheep.noise");
+    assert_string_equal(e.ev[0].value, "0.2");
+    assert_string_equal(e.ev[1].key, "field.wolf_scent.diffusion");
+    assert_string_equal(e.ev[2].key, "species.a_1.radius");
+    assert_string_equal(e.ev[4].key, "field.grass.decay");
+    sim_events_release(&e);
+    /* the longest name fits */
+    parse("step,event,value\n0,field.abcdefghijklmnopqrstuvw.diffusion,1\n", &e, SIM_OK, &err);
+    assert_string_equal(e.ev[0].key, "field.abcdefghijklmnopqrstuvw.diffusion");
+    sim_events_release(&e);
+
+    expect_refused("step,event,value\n0,species.sheep.noise,1.5\n",
+                   "t.csv:2: species.sheep.noise: out of range '1.5' (allowed 0 .. 1)");
+    expect_refused("step,event,value\n0,species.sheep.radius,65\n",
+                   "t.csv:2: species.sheep.radius: out of range '65' (allowed 0 .. 64, an "
+                   "integer)");
+    expect_refused("step,event,value\n0,field.grass.diffusion,0\n",
+                   "t.csv:2: field.grass.diffusion: out of range '0' (allowed > 0 .. 1)");
+    expect_refused("step,event,value\n0,field.grass.sweeps,1.5\n",
+                   "t.csv:2: field.grass.sweeps: not an integer '1.5'");
+    static const char *const unknown[] = {
+        "species.sheep.count",  "species.sheep.deposit", "field.grass.growth",
+        "species.sheep.diffusion", "field.grass.noise",  "species.Sheep.noise",
+        "species.occ.noise",    "species..noise",        "species.sheep",
+        "world.x.noise",        "agents.sheep.noise",    "species.a.b.noise",
+        "field.abcdefghijklmnopqrstuvwx.decay"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        char text[160], want[160];
+        snprintf(text, sizeof text, "step,event,value\n3,%s,1\n", unknown[i]);
+        snprintf(want, sizeof want, "t.csv:2: unknown event '%s' (allowed agents.noise|",
+                 unknown[i]);
+        expect_refused(text, want);
+    }
+    expect_refused("step,event,value\n3,field.grass.decay.and.a.key.longer.than.any.name.holds,1\n",
+                   "t.csv:2: unknown event 'field.grass.decay.and.a.key.longer.than.any.name...' "
+                   "(allowed agents.noise|");
 }
 
 static void small_scenario(sim_scenario *sc)
@@ -214,12 +269,20 @@ static void test_load(void **state)
     hz_rm_rf(dir);
 }
 
+/* The name of parameter i of sc, in a buffer that lasts for the test (cmocka's messages). */
+static const char *name_of(const sim_scenario *sc, int i, char buf[SIM_EVENTS_KEY_MAX])
+{
+    sim_events_param_name(sc, i, buf, SIM_EVENTS_KEY_MAX);
+    return buf;
+}
+
 /* The bits of parameter i in sc: equal values, or both the same NaN, compare equal. */
 static void assert_same_param(const sim_scenario *a, const sim_scenario *b, int i)
 {
     double va = sim_events_param_get(a, i), vb = sim_events_param_get(b, i);
+    char name[SIM_EVENTS_KEY_MAX];
     if (memcmp(&va, &vb, sizeof va) != 0)
-        fail_msg("%s: %.17g written, %.17g read back", sim_events_param_name(i), va, vb);
+        fail_msg("%s: %.17g written, %.17g read back", name_of(a, i, name), va, vb);
 }
 
 /* Every parameter's formatted line parses back to the same bits, through the file and through
@@ -255,9 +318,9 @@ static void test_format_round_trip(void **state)
         FILE *m = open_memstream(&text, &len);
         assert_non_null(m);
         sim_events_write_header(m);
-        for (int i = 0; i < sim_events_param_count(); i++) {
-            char line[128];
-            int n = sim_events_format_set(line, sizeof line, 10 * i, sim_events_param_name(i),
+        for (int i = 0; i < sim_events_param_count(&sets[v]); i++) {
+            char line[128], name[SIM_EVENTS_KEY_MAX];
+            int n = sim_events_format_set(line, sizeof line, 10 * i, name_of(&sets[v], i, name),
                                           &sets[v]);
             assert_true(n > 0 && (size_t)n < sizeof line);
             assert_int_equal(line[n - 1], '\n');
@@ -267,11 +330,11 @@ static void test_format_round_trip(void **state)
         sim_events e;
         sim_err err;
         parse(text, &e, SIM_OK, &err);
-        assert_int_equal(e.n, (size_t)sim_events_param_count());
+        assert_int_equal(e.n, (size_t)sim_events_param_count(&sets[v]));
         sim_scenario back;
         sim_scenario_defaults(&back);
         for (size_t j = 0; j < e.n; j++) {
-            const char *name = sim_events_param_name(e.ev[j].param);
+            const char *name = e.ev[j].key;
             char section[16];
             const char *dot = strchr(name, '.');
             snprintf(section, sizeof section, "%.*s", (int)(dot - name), name);
@@ -279,7 +342,7 @@ static void test_format_round_trip(void **state)
                                                   &err),
                              SIM_OK);
         }
-        for (int i = 0; i < sim_events_param_count(); i++) {
+        for (int i = 0; i < sim_events_param_count(&sets[v]); i++) {
             assert_same_param(&sets[v], &back, i);
             /* and through the panel's setter, from the getter's double */
             sim_scenario again;
@@ -324,23 +387,28 @@ static void test_format_round_trip(void **state)
     assert_int_equal(sim_events_format_paint(line, sizeof line, -1, 0, 0, 0, 1.0f), -1);
 }
 
-/* The list of parameters is the scenario's SIM_KEYS_RUNTIME class, key for key. */
+/* The list of a plain scenario's parameters is today's six in their order, and the
+ * scenario's SIM_KEYS_RUNTIME class, key for key. */
 static void test_param_list(void **state)
 {
     (void)state;
     static const char *const names[] = {"agents.noise", "agents.deposit", "agents.radius",
                                         "field.diffusion", "field.sweeps", "field.decay"};
-    assert_int_equal(sim_events_param_count(), 6);
-    assert_null(sim_events_param_name(-1));
-    assert_null(sim_events_param_name(6));
-    assert_int_equal(sim_events_param_find("world.width"), -1);
     sim_scenario base, all;
     sim_scenario_defaults(&base);
+    char buf[SIM_EVENTS_KEY_MAX];
+    assert_int_equal(sim_events_param_count(&base), 6);
+    assert_int_equal(sim_events_param_name(&base, -1, buf, sizeof buf), -1);
+    assert_string_equal(buf, "");
+    assert_int_equal(sim_events_param_name(&base, 6, buf, sizeof buf), -1);
+    assert_int_equal(sim_events_param_find(&base, "world.width"), -1);
+    assert_int_equal(sim_events_param_find(&base, "species.agents.noise"), -1);
     all = base;
     for (int i = 0; i < 6; i++) {
-        assert_string_equal(sim_events_param_name(i), names[i]);
-        assert_int_equal(sim_events_param_find(names[i]), i);
-        assert_int_equal(sim_events_param_is_integer(i), i == 2 || i == 4);
+        assert_int_equal(sim_events_param_name(&base, i, buf, sizeof buf), strlen(names[i]));
+        assert_string_equal(buf, names[i]);
+        assert_int_equal(sim_events_param_find(&base, names[i]), i);
+        assert_int_equal(sim_events_param_is_integer(&base, i), i == 2 || i == 4);
         /* a change of this parameter alone is a change of that key, and of a run-time one */
         sim_scenario one = base;
         sim_err err;
@@ -370,6 +438,116 @@ static void test_param_list(void **state)
     assert_int_equal(sim_scenario_diff(&base, &all, SIM_KEYS_OUTPUT, key, sizeof key), 0);
     assert_int_equal(sim_scenario_diff(&base, &all, SIM_KEYS_RUNTIME, key, sizeof key), 1);
     assert_string_equal(key, "run.steps");
+}
+
+/* A model of two species (sheep, wolves) and two fields (grass, wolf_scent): enough for the
+ * lists; the ones that run give each a sense list. */
+static const char two_by_two[] = "[world]\nwidth = 48\nheight = 40\n"
+                                 "[run]\nseed = 3\n"
+                                 "[field.grass]\ndiffusion = 0.2\nsweeps = 1\ndecay = 0\n"
+                                 "[field.wolf_scent]\ndiffusion = 0.6\nsweeps = 3\n"
+                                 "decay = 0.05\n"
+                                 "[species.sheep]\ncount = 150\nradius = 3\nnoise = 0.1\n"
+                                 "sense = grass:1, wolf_scent:-2\n"
+                                 "[species.wolves]\ncount = 40\nradius = 5\nnoise = 0.2\n"
+                                 "sense = occ.sheep:1\ndeposit = wolf_scent:1\n";
+
+static void parse_scenario(const char *text, sim_scenario *sc)
+{
+    sim_err err;
+    sim_scenario_defaults(sc);
+    if (sim_scenario_parse_string(sc, text, "model.ini", &err) != SIM_OK)
+        fail_msg("scenario: %s", err.msg);
+}
+
+/* Asserts that sc's list is `names`, in order, and that each name finds its index. */
+static void assert_list(const sim_scenario *sc, const char *const *names, int n)
+{
+    char buf[SIM_EVENTS_KEY_MAX];
+    assert_int_equal(sim_events_param_count(sc), n);
+    for (int i = 0; i < n; i++) {
+        assert_true(sim_events_param_name(sc, i, buf, sizeof buf) > 0);
+        assert_string_equal(buf, names[i]);
+        assert_int_equal(sim_events_param_find(sc, names[i]), i);
+    }
+    assert_int_equal(sim_events_param_name(sc, n, buf, sizeof buf), -1);
+}
+
+/* A model with named sections lists their keys, section by section, in place of the
+ * shorthand's; a mixed scenario has the shorthand keys of the kind it does not name. Every
+ * named key is a run-time key of the scenario's diff, and only those. */
+static void test_param_list_named(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    parse_scenario(two_by_two, &sc);
+    static const char *const named[] = {
+        "species.sheep.noise",    "species.sheep.radius",     "species.wolves.noise",
+        "species.wolves.radius",  "field.grass.diffusion",    "field.grass.sweeps",
+        "field.grass.decay",      "field.wolf_scent.diffusion", "field.wolf_scent.sweeps",
+        "field.wolf_scent.decay"};
+    assert_list(&sc, named, 10);
+    assert_int_equal(sim_events_param_find(&sc, "agents.noise"), -1);
+    assert_int_equal(sim_events_param_find(&sc, "field.decay"), -1);
+    assert_int_equal(sim_events_param_find(&sc, "species.sheep.count"), -1);
+    assert_int_equal(sim_events_param_find(&sc, "species.sheep.deposit"), -1);
+    /* values from the named sections, integers where the key is one */
+    assert_true(sim_events_param_get(&sc, 0) == 0.1);
+    assert_true(sim_events_param_get(&sc, 3) == 5);
+    assert_true(sim_events_param_get(&sc, 7) == 0.6f);
+    assert_true(sim_events_param_get(&sc, 8) == 3);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(sim_events_param_is_integer(&sc, i), i == 1 || i == 3 || i == 5 ||
+                                                                   i == 8);
+    char text[32];
+    assert_int_equal(sim_events_param_format(&sc, 8, text, sizeof text), 1);
+    assert_string_equal(text, "3");
+    assert_int_equal(sim_events_param_format(&sc, 9, text, sizeof text), 12);
+    assert_string_equal(text, "0.0500000007"); /* a float, exact */
+
+    /* each one changed alone is that key, and a run-time one */
+    for (int i = 0; i < 10; i++) {
+        sim_scenario one = sc;
+        sim_err err;
+        char key[80];
+        assert_int_equal(sim_events_param_set(&one, i, sim_events_param_nudge(&sc, i, 1), "t",
+                                              &err),
+                         SIM_OK);
+        assert_int_equal(sim_scenario_diff(&sc, &one, 0, key, sizeof key), 1);
+        assert_string_equal(key, named[i]);
+        assert_int_equal(sim_scenario_diff(&sc, &one, SIM_KEYS_RUNTIME, key, sizeof key), 0);
+        assert_int_equal(sim_scenario_diff(&sc, &one, SIM_KEYS_FIXED | SIM_KEYS_OUTPUT, key,
+                                           sizeof key),
+                         1);
+    }
+    /* the other named keys, and the sections themselves, stay fixed */
+    sim_scenario other = sc;
+    char key[80];
+    other.species[1].count = 41;
+    assert_int_equal(sim_scenario_diff(&sc, &other, SIM_KEYS_RUNTIME | SIM_KEYS_OUTPUT, key,
+                                       sizeof key),
+                     1);
+    assert_string_equal(key, "species.wolves.count");
+    other = sc;
+    other.fields[0].growth = 0.5f;
+    assert_int_equal(sim_scenario_diff(&sc, &other, SIM_KEYS_RUNTIME, key, sizeof key), 1);
+    assert_string_equal(key, "field.grass.growth");
+    other = sc;
+    other.n_species = 1;
+    assert_int_equal(sim_scenario_diff(&sc, &other, SIM_KEYS_RUNTIME, key, sizeof key), 1);
+    assert_string_equal(key, "[species.*] sections");
+    assert_int_equal(sim_scenario_diff(&sc, &other, SIM_KEYS_FIXED, key, sizeof key), 0);
+
+    /* mixed: named species with the [field] shorthand, and named fields with [agents] */
+    static const char *const species_only[] = {"species.ants.noise", "species.ants.radius",
+                                               "field.diffusion", "field.sweeps", "field.decay"};
+    parse_scenario("[species.ants]\ncount = 10\nsense = field:1\n", &sc);
+    assert_list(&sc, species_only, 5);
+    static const char *const fields_only[] = {"agents.noise", "agents.deposit", "agents.radius",
+                                              "field.food.diffusion", "field.food.sweeps",
+                                              "field.food.decay"};
+    parse_scenario("[field.food]\nsweeps = 1\n", &sc);
+    assert_list(&sc, fields_only, 6);
 }
 
 static void test_param_set_and_nudge(void **state)
@@ -433,9 +611,70 @@ static void test_param_set_and_nudge(void **state)
             sim_scenario_defaults(&sc);
             for (int k = 0; k < 40; k++) {
                 double v = sim_events_param_nudge(&sc, i, dir);
+                char name[SIM_EVENTS_KEY_MAX];
                 if (sim_events_param_set(&sc, i, v, "panel", &err) != SIM_OK)
-                    fail_msg("%s step %d from the defaults: %s", sim_events_param_name(i), dir,
+                    fail_msg("%s step %d from the defaults: %s", name_of(&sc, i, name), dir,
                              err.msg);
+            }
+        }
+}
+
+/* Named keys take their shorthand counterparts' steps and ranges, and the setter writes the
+ * named section (and nothing else) through the scenario's own check and message. */
+static void test_param_set_and_nudge_named(void **state)
+{
+    (void)state;
+    sim_scenario sc, before;
+    parse_scenario(two_by_two, &sc);
+    enum { SHEEP_NOISE, SHEEP_RADIUS, WOLF_NOISE, WOLF_RADIUS, GRASS_DIFFUSION, GRASS_SWEEPS,
+           GRASS_DECAY, SCENT_DIFFUSION, SCENT_SWEEPS, SCENT_DECAY };
+    /* sheep noise 0.1, radius 3; wolves 0.2, 5; grass 0.2, 1, 0; scent 0.6, 3, 0.05 */
+    assert_true(sim_events_param_nudge(&sc, SHEEP_NOISE, 1) == 0.11);
+    assert_true(sim_events_param_nudge(&sc, WOLF_NOISE, -1) == 0.19);
+    assert_true(sim_events_param_nudge(&sc, WOLF_RADIUS, 1) == 6);
+    assert_true(sim_events_param_nudge(&sc, GRASS_DIFFUSION, 1) == (double)0.2f * 1.25);
+    assert_true(sim_events_param_nudge(&sc, GRASS_SWEEPS, -1) == 0);
+    assert_true(sim_events_param_nudge(&sc, GRASS_DECAY, 1) == 0.001);
+    assert_true(sim_events_param_nudge(&sc, GRASS_DECAY, -1) == 0.0);
+    assert_true(sim_events_param_nudge(&sc, SCENT_DECAY, -1) == (double)0.05f / 1.25);
+    sc.species[0].noise = 1.0;
+    sc.species[1].radius = SIM_MAX_RADIUS;
+    sc.fields[1].diffusion = 1.0f;
+    assert_true(sim_events_param_nudge(&sc, SHEEP_NOISE, 1) == 1.0);
+    assert_true(sim_events_param_nudge(&sc, WOLF_RADIUS, 1) == SIM_MAX_RADIUS);
+    assert_true(sim_events_param_nudge(&sc, SCENT_DIFFUSION, 1) == 1.0);
+
+    parse_scenario(two_by_two, &sc);
+    sim_err err;
+    before = sc;
+    assert_int_equal(sim_events_param_set(&sc, WOLF_NOISE, 0.35, "panel", &err), SIM_OK);
+    assert_true(sc.species[1].noise == 0.35);
+    assert_int_equal(sim_events_param_set(&sc, SCENT_SWEEPS, 4, "panel", &err), SIM_OK);
+    assert_true(sc.fields[1].sweeps == 4);
+    assert_true(sc.noise == before.noise && sc.sweeps == before.sweeps); /* shorthand untouched */
+    assert_true(sc.species[0].noise == 0.1 && sc.fields[0].sweeps == 1);
+    before = sc;
+    assert_int_equal(sim_events_param_set(&sc, SHEEP_NOISE, 2.0, "panel", &err), SIM_EINVAL);
+    assert_string_equal(err.msg, "panel: species.sheep.noise: out of range '2' (allowed 0 .. 1)");
+    assert_int_equal(sim_events_param_set(&sc, WOLF_RADIUS, 65, NULL, &err), SIM_EINVAL);
+    assert_string_equal(err.msg, "species.wolves.radius: out of range '65' (allowed 0 .. 64, an "
+                                 "integer)");
+    assert_int_equal(sim_events_param_set(&sc, GRASS_DIFFUSION, 0, "panel", &err), SIM_EINVAL);
+    hz_assert_contains(err.msg,
+                       "panel: field.grass.diffusion: out of range '0' (allowed > 0 .. 1)");
+    assert_int_equal(sim_events_param_set(&sc, SCENT_SWEEPS, 1.5, "panel", &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "field.wolf_scent.sweeps: not an integer '1.5'");
+    assert_int_equal(sim_events_param_set(&sc, 10, 1.0, "panel", &err), SIM_EINVAL);
+    hz_assert_same_scenario(&sc, &before);
+    /* every step of every named parameter is a value the setter takes */
+    for (int i = 0; i < 10; i++)
+        for (int dir = -3; dir <= 3; dir += 6) {
+            parse_scenario(two_by_two, &sc);
+            for (int k = 0; k < 40; k++) {
+                char name[SIM_EVENTS_KEY_MAX];
+                if (sim_events_param_set(&sc, i, sim_events_param_nudge(&sc, i, dir), "panel",
+                                         &err) != SIM_OK)
+                    fail_msg("%s step %d: %s", name_of(&sc, i, name), dir, err.msg);
             }
         }
 }
@@ -667,19 +906,222 @@ static void test_apply_order(void **state)
     sim_events_release(&e);
 }
 
+/* sim_set_params on a model with named sections: the named run-time keys change and take
+ * effect from the next step; the model's other keys and its sections are refused, naming
+ * the key, and an out-of-range named value with the scenario's message. */
+static void test_set_params_named(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    parse_scenario(two_by_two, &sc);
+    sim *s = make(&sc, 1), *ref = make(&sc, 1);
+    for (int k = 0; k < 3; k++)
+        assert_true(step_checksum(s) == step_checksum(ref));
+
+    sim_scenario bad = sc;
+    bad.species[1].count = 41;
+    bad.species[0].noise = 0.5; /* a run-time change beside it does not make it pass */
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "species.wolves.count: not a run-time parameter");
+    hz_assert_contains(sim_errmsg(s), "species.NAME.noise|radius");
+    bad = sc;
+    snprintf(bad.species[0].sense, sizeof bad.species[0].sense, "grass:1");
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "species.sheep.sense: not a run-time parameter");
+    bad = sc;
+    bad.fields[0].growth = 0.1f;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "field.grass.growth: not a run-time parameter");
+    bad = sc;
+    bad.n_species = 1;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "[species.*] sections: not a run-time parameter");
+    bad = sc;
+    snprintf(bad.fields[1].name, sizeof bad.fields[1].name, "scent");
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "[field.wolf_scent]: not a run-time parameter");
+    bad = sc;
+    bad.species[0].noise = 2.0;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    assert_string_equal(sim_errmsg(s),
+                        "set params: species.sheep.noise: out of range '2' (allowed 0 .. 1)");
+    bad = sc;
+    bad.fields[1].diffusion = 0.0f;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "set params: field.wolf_scent.diffusion: out of range '0'");
+    assert_true(sim_get_scenario(s)->species[0].noise == 0.1);
+    /* nothing refused changed a bit */
+    for (int k = 0; k < 3; k++)
+        assert_true(step_checksum(s) == step_checksum(ref));
+
+    /* a named noise: accepted, in the scenario, and every later step differs */
+    sim_scenario good = sc;
+    good.species[0].noise = 0.9;
+    assert_int_equal(sim_set_params(s, &good), SIM_OK);
+    assert_true(sim_get_scenario(s)->species[0].noise == 0.9);
+    assert_int_equal(sim_steps_done(s), 6);
+    for (int k = 0; k < 5; k++)
+        if (step_checksum(s) == step_checksum(ref))
+            fail_msg("step %d after species.sheep.noise = 0.9: the checksum of the unchanged run",
+                     7 + k);
+    sim_destroy(s);
+    sim_destroy(ref);
+}
+
+/* The named oracle: stopped at each event step, its whole state read out and a new simulation
+ * created from it with the scenario changed by hand (the checkpoint path). */
+static void named_oracle_run(const sim_scenario *start, int steps, uint64_t *sums)
+{
+    sim_scenario sc = *start;
+    sim *s = make(&sc, 1);
+    for (int k = 1; k <= steps; k++) {
+        int64_t done = k - 1;
+        if (done == 4 || done == 9) {
+            sim_state st;
+            assert_int_equal(sim_read_state(s, &st), SIM_OK);
+            sim_destroy(s);
+            if (done == 4) {
+                sc.species[0].noise = 0.6;
+                sc.fields[1].diffusion = 0.3f;
+            } else {
+                sc.species[1].radius = 2;
+                sc.species[1].noise = 0.0;
+                sc.fields[0].sweeps = 2;
+                sc.fields[1].decay = 0.2f;
+            }
+            sim_err err;
+            int rc = sim_create_from_model_state(&sc, sim_cpu_backend(), 1, done, &st, &s, &err);
+            sim_state_free(&st);
+            if (rc != SIM_OK)
+                fail_msg("recreate at step %lld: %s", (long long)done, err.msg);
+        }
+        sums[k] = step_checksum(s);
+    }
+    sim_destroy(s);
+}
+
+static const char named_events[] = "step,event,value\n"
+                                   "4,species.sheep.noise,0.6\n"
+                                   "4,field.wolf_scent.diffusion,0.3\n"
+                                   "9,species.wolves.radius,2\n"
+                                   "9,species.wolves.noise,0\n"
+                                   "9,field.grass.sweeps,2\n"
+                                   "9,field.wolf_scent.decay,0.2\n";
+
+/* A model with named sections (the CPU model engine): named keys in an events file give the
+ * checkpoint path's checksums, and change the run. */
+static void test_named_oracle(void **state)
+{
+    (void)state;
+    enum { STEPS = 20 };
+    sim_scenario sc;
+    parse_scenario(two_by_two, &sc);
+    uint64_t want[STEPS + 1];
+    named_oracle_run(&sc, STEPS, want);
+
+    sim_events e;
+    sim_err err;
+    parse(named_events, &e, SIM_OK, &err);
+    assert_int_equal(sim_events_check(&e, &sc, &err), SIM_OK);
+    sim *s = make(&sc, 1), *p = make(&sc, 1);
+    size_t next = 0;
+    for (int k = 1; k <= STEPS; k++) {
+        if (sim_events_apply(&e, &next, s, &err) != SIM_OK)
+            fail_msg("apply before step %d: %s", k, err.msg);
+        uint64_t got = step_checksum(s), plain = step_checksum(p);
+        if (got != want[k])
+            fail_msg("step %d: checksum %016llx with events, %016llx recreated at each event "
+                     "step", k, (unsigned long long)got, (unsigned long long)want[k]);
+        if ((k <= 4) != (plain == want[k]))
+            fail_msg("step %d: the run without events %s", k,
+                     k <= 4 ? "differs before the first event" : "has the same checksum");
+    }
+    assert_int_equal(next, e.n);
+    const sim_scenario *end = sim_get_scenario(s);
+    assert_true(end->species[0].noise == 0.6 && end->species[1].radius == 2 &&
+                end->species[1].noise == 0.0 && end->fields[0].sweeps == 2 &&
+                end->fields[1].diffusion == 0.3f && end->fields[1].decay == 0.2f);
+    sim_destroy(s);
+    sim_destroy(p);
+    sim_events_release(&e);
+}
+
+/* A key the run's scenario has no parameter for: a section it lacks, or a shorthand key where
+ * named sections stand in. sim_events_check refuses it up front and sim_events_apply when it
+ * comes, naming the line, the key and the sections there are; a plain scenario refuses a named
+ * key alike. */
+static void test_named_refused(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    parse_scenario(two_by_two, &sc);
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"step,event,value\n0,species.sheep.noise,0.2\n\n3,species.wolf.noise,0.2\n",
+         "t.csv:4: species.wolf.noise: the scenario has no [species.wolf] section (allowed the "
+         "keys of its sections species.sheep, species.wolves, field.grass, field.wolf_scent)"},
+        {"step,event,value\n2,field.scent.decay,0.1\n",
+         "t.csv:2: field.scent.decay: the scenario has no [field.scent] section (allowed the keys "
+         "of its sections species.sheep, species.wolves, field.grass, field.wolf_scent)"},
+        {"step,event,value\n0,agents.noise,0.2\n",
+         "t.csv:2: agents.noise: the scenario has no [agents] section (allowed the keys of its "
+         "sections species.sheep, species.wolves, field.grass, field.wolf_scent)"},
+        {"step,event,value\n0,field.sweeps,3\n",
+         "t.csv:2: field.sweeps: the scenario has no [field] section (allowed the keys of its "
+         "sections species.sheep, species.wolves, field.grass, field.wolf_scent)"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sim_events e;
+        sim_err err;
+        parse(cases[c].text, &e, SIM_OK, &err);
+        assert_int_equal(sim_events_check(&e, &sc, &err), SIM_EINVAL);
+        assert_string_equal(err.msg, cases[c].want);
+        /* applied without the check: refused when its step comes, nothing changed */
+        sim *s = make(&sc, 1);
+        size_t next = 0;
+        int rc = SIM_OK;
+        for (int k = 0; k < 5 && rc == SIM_OK; k++) {
+            rc = sim_events_apply(&e, &next, s, &err);
+            step_checksum(s);
+        }
+        assert_int_equal(rc, SIM_EINVAL);
+        assert_string_equal(err.msg, cases[c].want);
+        assert_int_equal(next, e.n - 1); /* the refused line is each file's last */
+        sim_destroy(s);
+        sim_events_release(&e);
+    }
+    sim_scenario plain;
+    small_scenario(&plain);
+    sim_events e;
+    sim_err err;
+    parse("step,event,value\n1,species.sheep.radius,2\n", &e, SIM_OK, &err);
+    assert_int_equal(sim_events_check(&e, &plain, &err), SIM_EINVAL);
+    assert_string_equal(err.msg, "t.csv:2: species.sheep.radius: the scenario has no "
+                                 "[species.sheep] section (allowed the keys of its sections "
+                                 "agents, field)");
+    sim_events_release(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_named),
         cmocka_unit_test(test_check_against_world),
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_param_list),
+        cmocka_unit_test(test_param_list_named),
         cmocka_unit_test(test_param_set_and_nudge),
+        cmocka_unit_test(test_param_set_and_nudge_named),
         cmocka_unit_test(test_set_params_refusals),
         cmocka_unit_test(test_oracle),
         cmocka_unit_test(test_apply_order),
+        cmocka_unit_test(test_set_params_named),
+        cmocka_unit_test(test_named_oracle),
+        cmocka_unit_test(test_named_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
