@@ -348,7 +348,9 @@ int sim_model_build(const sim_scenario *sc, sim_model *m, sim_err *err)
                                "grow)", m->field_name[f]);
     const sim_model_field *f0 = &m->field[0];
     const sim_model_species *s0 = &m->species[0];
-    m->plain = m->n_fields == 1 && m->n_species == 1 && !m->walls && !f0->map &&
+    /* a model with named sections is never plain: the single-model backends read the
+     * shorthand keys, which its sections replace */
+    m->plain = !m->named && m->n_fields == 1 && m->n_species == 1 && !m->walls && !f0->map &&
                !f0->capacity_map && !f0->sources && f0->growth == 0 && !s0->life &&
                s0->placement != SIM_PLACE_MAP && s0->n_sense == 1 && s0->sense[0].src == 0 &&
                s0->sense[0].weight == 1 && s0->n_deposit == 1 && s0->deposit_field[0] == 0 &&

@@ -150,6 +150,34 @@ static sim_scenario rich(const char *boundary)
     return sc;
 }
 
+/* A model with named sections that has the plain model's shape (one field, one species that
+ * senses it with weight 1 and deposits into it) is not plain: its named count, noise and radius
+ * are the ones that run (the single-model backends read the shorthand keys instead, and ran
+ * such a model with the shorthand's defaults). */
+static void test_named_plain_shape_uses_its_sections(void **state)
+{
+    (void)state;
+    const char *text = "[world]\nwidth = 64\nheight = 48\n[field.food]\nsweeps = 1\n"
+                       "[species.ants]\ncount = 300\nradius = 3\nnoise = %s\n"
+                       "sense = food:1\ndeposit = food:1\n";
+    char buf[512];
+    uint64_t sums[2];
+    const char *noise[2] = {"0.0", "0.9"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(buf, sizeof buf, text, noise[k]);
+        sim_scenario sc = parse(buf);
+        assert_false(sim_model_is_plain(&sc));
+        sim *s = make(&sc, sim_cpu_backend(), 2);
+        assert_int_equal(sim_agent_count(s), 300);
+        sim_stats st;
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(sim_step(s, 1, &st), SIM_OK);
+        sums[k] = st.checksum;
+        sim_destroy(s);
+    }
+    assert_true(sums[0] != sums[1]); /* the named noise is the one that runs */
+}
+
 /* Every phase at once, on both boundaries: 1 thread and 3 give the same bits; agents never
  * stand on a wall; births and deaths happen and ids stay in increasing order. */
 static void test_rich_model_threads_walls_life(void **state)
@@ -351,6 +379,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_equals_single_model),
+        cmocka_unit_test(test_named_plain_shape_uses_its_sections),
         cmocka_unit_test(test_rich_model_threads_walls_life),
         cmocka_unit_test(test_memory_bounds),
         cmocka_unit_test(test_named_round_trip),
