@@ -103,7 +103,7 @@ extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
     gpu_hz_geometry(sc->width, sc->height, sc->boundary == SIM_BOUNDARY_PERIODIC, sc->radius, &g);
     size_t b = cells * (2 * sizeof(float) + sizeof(unsigned long long)); /* fields, claims */
     b += (size_t)sc->width * sizeof(double) + sizeof(gpu_ctl);
-    b += SIM_STEP_BATCH_MAX * sizeof(gpu_ctl) + 2 * sizeof(unsigned); /* batch rings */
+    b += 2 * SIM_STEP_BATCH_MAX * sizeof(gpu_ctl) + 2 * sizeof(unsigned); /* batch rings */
     b += (size_t)(n > 0 ? n : 1) * (2 * sizeof(uint32_t) + sizeof(unsigned long long));
     b += gpu_step_bins_bytes(n, (int64_t)cells, g.ntiles);
     b += 4096; /* allocation rounding */

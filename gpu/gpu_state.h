@@ -72,6 +72,14 @@ typedef struct gpu_state {
      * host zeroes before each chunk. The column-sum ring has ring_cap slots (0 until a batch
      * with statistics asks; grown, never shrunk). */
     gpu_ctl *d_ctl_ring, *h_ctl_ring;          /* SIM_STEP_BATCH_MAX each, h_ pinned */
+    /* Statistics beside the next step (gpu_step_stats_aside): step k's field pass runs on
+     * `stats` while step k + 1 runs on `stream`, its checksum and max into slot k of this ring
+     * (SIM_STEP_BATCH_MAX each, h_ pinned), its column sums straight into the column-sum ring;
+     * ev_stepped marks a step's end on `stream`, ev_counted[k % 2] the end of step k's pass,
+     * which step k + 2 (the first to write that field buffer again) waits for. */
+    cudaStream_t stats;
+    cudaEvent_t ev_stepped, ev_counted[2];
+    gpu_ctl *d_fctl_ring, *h_fctl_ring;
     unsigned *d_ring_pos;                      /* [0] control slot, [1] column-sum slot */
     double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
     int ring_cap;
@@ -141,6 +149,11 @@ void gpu_step_rings_free(gpu_state *st);
 int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err *err);
 int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err);
 int gpu_step_folds(const gpu_state *st);
+
+/* 1 when a batched step's field statistics may run beside the next step: the deposit is folded
+ * into a single Jacobi pass, so a step reads the field its predecessor left and writes only the
+ * other buffer, which the step after it writes again. */
+int gpu_step_stats_aside(const gpu_state *st);
 
 /* Drops the captured graphs (after a change of tuning or pointers); _ring only the batched ones
  * with statistics (single steps and runs), which hold the column-sum ring's address. */

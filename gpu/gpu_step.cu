@@ -111,6 +111,10 @@ int gpu_step_alloc(gpu_state *st, sim_err *err)
     GPU_CHECK(err, cudaStreamCreateWithFlags(&st->side, cudaStreamNonBlocking));
     GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_fork, cudaEventDisableTiming));
     GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming));
+    GPU_CHECK(err, cudaStreamCreateWithFlags(&st->stats, cudaStreamNonBlocking));
+    GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_stepped, cudaEventDisableTiming));
+    for (int i = 0; i < 2; i++)
+        GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_counted[i], cudaEventDisableTiming));
     return SIM_OK;
 }
 
@@ -124,9 +128,16 @@ void gpu_step_free(gpu_state *st)
         cudaEventDestroy(st->ev_join);
     if (st->side)
         cudaStreamDestroy(st->side);
+    if (st->ev_stepped)
+        cudaEventDestroy(st->ev_stepped);
+    for (int i = 0; i < 2; i++)
+        if (st->ev_counted[i])
+            cudaEventDestroy(st->ev_counted[i]);
+    if (st->stats)
+        cudaStreamDestroy(st->stats);
     st->d_occ = NULL;
-    st->ev_fork = st->ev_join = NULL;
-    st->side = NULL;
+    st->ev_fork = st->ev_join = st->ev_stepped = st->ev_counted[0] = st->ev_counted[1] = NULL;
+    st->side = st->stats = NULL;
 }
 
 int gpu_step_mark(gpu_state *st, sim_err *err)
@@ -179,6 +190,11 @@ int gpu_step_folds(const gpu_state *st)
     return st->n > 0 && gpu_jacobi_first_pass(st->sc.sweeps, st->tune.fuse_max) >= 2;
 }
 
+int gpu_step_stats_aside(const gpu_state *st)
+{
+    return gpu_step_folds(st) && gpu_jacobi_passes(st->sc.sweeps, st->tune.fuse_max) == 1;
+}
+
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
                      sim_err *err)
 {
@@ -203,14 +219,17 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
                                want_stats ? &st->d_ctl->residual : NULL, s, err));
     if (st->n > 0)
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_join, 0));
+    /* a batched step's field pass may run beside the next step (gpu_step_batch.cu) */
+    const int aside = batched && gpu_step_stats_aside(st);
     if (want_stats) {
-        GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
+        if (!aside)
+            GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
     }
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,
-                                    want_stats ? st->d_colsum_ring : NULL, st->d_ring_pos, s,
-                                    err);
+                                    want_stats && !aside ? st->d_colsum_ring : NULL,
+                                    st->d_ring_pos, s, err);
     GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     if (want_stats)
