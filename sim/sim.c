@@ -488,6 +488,29 @@ int sim_compose_in_backend(const sim *s) { return s->ops->compose != NULL; }
  * scenario: the path of a checkpoint resume, so the bits after a change are those of a run
  * resumed with the new values (the random numbers depend only on seed, step and agent id). The
  * old instance goes only once the new one exists. */
+/* The shorthand run-time key of a that b changes although a's named sections replace it (the
+ * model ignores it), or NULL. */
+static const char *shadowed_change(const sim_scenario *a, const sim_scenario *b)
+{
+    if (a->n_species > 0) {
+        if (memcmp(&a->noise, &b->noise, sizeof a->noise) != 0)
+            return "agents.noise";
+        if (memcmp(&a->deposit, &b->deposit, sizeof a->deposit) != 0)
+            return "agents.deposit";
+        if (a->radius != b->radius)
+            return "agents.radius";
+    }
+    if (a->n_fields > 0) {
+        if (memcmp(&a->diffusion, &b->diffusion, sizeof a->diffusion) != 0)
+            return "field.diffusion";
+        if (a->sweeps != b->sweeps)
+            return "field.sweeps";
+        if (memcmp(&a->decay, &b->decay, sizeof a->decay) != 0)
+            return "field.decay";
+    }
+    return NULL;
+}
+
 int sim_set_params(sim *s, const sim_scenario *sc)
 {
     char key[80];
@@ -496,6 +519,11 @@ int sim_set_params(sim *s, const sim_scenario *sc)
                            "while the simulation runs (allowed agents.noise|deposit|radius, "
                            "field.diffusion|sweeps|decay, species.NAME.noise|radius, "
                            "field.NAME.diffusion|sweeps|decay of the scenario's sections)", key);
+    const char *shadowed = shadowed_change(&s->sc, sc);
+    if (shadowed)
+        return sim_err_set(&s->err, SIM_EINVAL, "%s: the scenario's named sections replace this "
+                           "key, the model does not read it (change the %s.NAME key instead)",
+                           shadowed, shadowed[0] == 'a' ? "species" : "field");
     int rc = sim_scenario_check_values(sc, SIM_KEYS_RUNTIME, "set params", &s->err);
     if (rc != SIM_OK)
         return rc;

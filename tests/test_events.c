@@ -936,6 +936,15 @@ static void test_set_params_named(void **state)
     bad.n_species = 1;
     assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
     hz_assert_contains(sim_errmsg(s), "[species.*] sections: not a run-time parameter");
+    /* the shorthand keys the named sections replace: the model would ignore a change */
+    bad = sc;
+    bad.noise = 0.75;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "agents.noise: the scenario's named sections replace");
+    bad = sc;
+    bad.sweeps = sc.sweeps + 1;
+    assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
+    hz_assert_contains(sim_errmsg(s), "field.sweeps: the scenario's named sections replace");
     bad = sc;
     snprintf(bad.fields[1].name, sizeof bad.fields[1].name, "scent");
     assert_int_equal(sim_set_params(s, &bad), SIM_EINVAL);
