@@ -484,10 +484,6 @@ int sim_compose(sim *s, const sim_view *view, uint8_t *rgba)
 
 int sim_compose_in_backend(const sim *s) { return s->ops->compose != NULL; }
 
-/* The state is read out of the old instance and a new one is built from it with the new
- * scenario: the path of a checkpoint resume, so the bits after a change are those of a run
- * resumed with the new values (the random numbers depend only on seed, step and agent id). The
- * old instance goes only once the new one exists. */
 /* The shorthand run-time key of a that b changes although a's named sections replace it (the
  * model ignores it), or NULL. */
 static const char *shadowed_change(const sim_scenario *a, const sim_scenario *b)
@@ -511,6 +507,10 @@ static const char *shadowed_change(const sim_scenario *a, const sim_scenario *b)
     return NULL;
 }
 
+/* The state is read out of the old instance and a new one is built from it with the new
+ * scenario: the path of a checkpoint resume, so the bits after a change are those of a run
+ * resumed with the new values (the random numbers depend only on seed, step and agent id). The
+ * old instance goes only once the new one exists. */
 int sim_set_params(sim *s, const sim_scenario *sc)
 {
     char key[80];
