@@ -16,7 +16,6 @@ extern "C" {
 #include "sim_alloc.h"
 #include "sim_impl.h"
 #include "sim_rules.h"
-#include "sim_world.h"
 }
 
 int gpu_alloc(gpu_state *st, void **p, size_t bytes, const char *what, sim_err *err)
@@ -179,25 +178,11 @@ static int gpu_create(const sim_scenario *sc, const float *field, const uint32_t
     return make_instance(sc, field, agents, n_agents, out, err);
 }
 
-/* The initial world on the device (gpu_world.h); a centred placement, whose candidates are a
- * disk's cells, is built on the host as sim.h would and uploaded. */
+/* The initial world on the device (gpu_world.h): random placement only (sim_backend.h). */
 static int gpu_create_fresh(const sim_scenario *sc, int threads, void **out, sim_err *err)
 {
-    *out = NULL;
-    const int64_t n = sim_scenario_agent_count(sc);
-    if (sc->placement != SIM_PLACE_CENTER)
-        return make_instance(sc, NULL, NULL, n, out, err);
-    const size_t cells = (size_t)sc->width * (size_t)sc->height;
-    float *field = (float *)sim_malloc_array(cells, sizeof *field);
-    uint32_t *agents = (uint32_t *)sim_malloc_array((size_t)(n > 0 ? n : 1), sizeof *agents);
-    int rc = field && agents ? sim_world_init(sc, threads, field, agents, err)
-                             : sim_err_set(err, SIM_ENOMEM, "out of memory for a %dx%d world",
-                                           sc->width, sc->height);
-    if (rc == SIM_OK)
-        rc = make_instance(sc, field, agents, n, out, err);
-    sim_free(field);
-    sim_free(agents);
-    return rc;
+    (void)threads; /* the device decides its own parallelism */
+    return make_instance(sc, NULL, NULL, sim_scenario_agent_count(sc), out, err);
 }
 
 static int gpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)

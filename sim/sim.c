@@ -189,7 +189,8 @@ static int create_fresh(const sim_scenario *sc, const sim_backend_ops *ops, int 
     s->ops = ops;
     s->n_agents = sim_scenario_agent_count(sc);
     s->threads = threads;
-    int rc = sim_model_build(sc, &s->model, err);
+    /* from the copy: a model points into the scenario it was built from */
+    int rc = sim_model_build(&s->sc, &s->model, err);
     if (rc == SIM_OK)
         rc = ops->create_fresh(sc, threads, &s->impl, err);
     if (rc != SIM_OK) {
@@ -227,7 +228,8 @@ int sim_create(const sim_scenario *sc, const sim_backend_ops *ops, int threads, 
     sim_free(m);
     if (rc != SIM_OK || engine->create_state)
         return rc;
-    if (ops->create_fresh)
+    /* a random placement the backend may build itself; a centred one is built here */
+    if (ops->create_fresh && sc->placement == SIM_PLACE_RANDOM)
         return create_fresh(sc, ops, threads, out, err);
     int64_t cells = (int64_t)sc->width * sc->height;
     int64_t n = sim_scenario_agent_count(sc);

@@ -130,10 +130,11 @@ typedef struct sim_backend_ops {
     int (*read_state)(void *b, sim_state *st, sim_err *err);
 
     /* Optional (NULL: sim.h builds the world on the host with sim_world_init and calls
-     * `create`): a single-model backend's instance for the initial world of a plain scenario,
-     * which the backend builds itself, the same field and agent cells as sim_world_init's, bit
-     * for bit (the CUDA backend places a billion agents on the device in seconds; the host's
-     * shuffle and an upload of the world took minutes). */
+     * `create`): a single-model backend's instance for the initial world of a plain scenario
+     * with a random placement (sim.h builds a centred one on the host), which the backend builds
+     * itself, the same field and agent cells as sim_world_init's, bit for bit (the CUDA backend
+     * places a billion agents on the device in seconds; the host's shuffle and an upload of the
+     * world took minutes). */
     int (*create_fresh)(const sim_scenario *sc, int threads, void **out, sim_err *err);
 } sim_backend_ops;
 
