@@ -110,7 +110,10 @@ int sim_agent_cells(sim *s, const int64_t *ids, int64_t n, uint32_t *cells);
  * output.* and run.steps are taken from sc as they are (they never touch the state); every
  * other key, run.seed included, and the named sections themselves must equal the current
  * scenario's bit for bit: otherwise SIM_EINVAL naming the first key that differs
- * ("world.width: not a run-time parameter ...", "[species.*] sections: ..."). Takes effect
+ * ("world.width: not a run-time parameter ...", "[species.*] sections: ..."). The agents.* keys
+ * of a scenario with [species.NAME] sections, and the field.* keys of one with [field.NAME]
+ * sections, must not change either (the model does not read them: "agents.noise: the
+ * scenario's named sections replace this key ..."). Takes effect
  * from the next step; the state (field, agents, step count) is kept exactly, so a run that changes a
  * parameter after step k gives the same bits as one that stops at k and resumes from a
  * checkpoint with the new value. How: the state is read to host buffers and a new backend
