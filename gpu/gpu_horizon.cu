@@ -15,6 +15,7 @@
  * sums bit for bit. 32-bit rows halve the shared memory and the shared-memory traffic of the
  * int64 rows they replace. */
 #include <atomic>
+#include <stdlib.h>
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
@@ -69,6 +70,18 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
     int T = GPU_HZ_TILE_LARGE;
     if (prefix_bytes(T, r) + dense_bytes(T, disk_is_small(r)) > 180 * 1024)
         T = GPU_HZ_TILE_SMALL;
+    /* A small world would leave most multiprocessors idle (64^2 is one tile of 64, 512^2 64
+     * tiles): halve the tile until there are GPU_HZ_TILES_WANT of them, down to
+     * GPU_HZ_TILE_MIN. HORIZON_HZ_TILE=16|32|64 fixes the side (a measuring aid). */
+    const char *forced = getenv("HORIZON_HZ_TILE");
+    const int ft = forced ? atoi(forced) : 0;
+    if (ft == 16 || ft == 32 || ft == 64) {
+        T = ft;
+    } else {
+        while (T > GPU_HZ_TILE_MIN &&
+               (int64_t)((w + T - 1) / T) * ((h + T - 1) / T) < GPU_HZ_TILES_WANT)
+            T /= 2;
+    }
     g->w = w;
     g->h = h;
     g->periodic = periodic;

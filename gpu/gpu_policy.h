@@ -8,6 +8,11 @@
 #define GPU_HZ_THREADS 256          /* threads per block */
 #define GPU_HZ_TILE_LARGE 64        /* tile side when its shared memory fits */
 #define GPU_HZ_TILE_SMALL 32        /* tile side for large radii */
+/* Small worlds take smaller tiles (halving from the above) until they have this many, so that
+ * the tile-sum kernel's blocks spread over the multiprocessors (132 on an H100/H200): 512^2
+ * runs 256 tiles of 32 instead of 64 of 64, 64^2 16 tiles of 16 (measured in gpu/BENCH.md). */
+#define GPU_HZ_TILES_WANT 132
+#define GPU_HZ_TILE_MIN 16
 #define GPU_HZ_LOAD_ROWS 4          /* region rows a warp requests at once when loading a tile */
 /* Resident blocks per multiprocessor the small-disk kernels (r <= 9, 32-bit sums) are compiled
  * for: 5 caps them at 48 registers with no spills (6 would spill; shared memory allows 7 at
