@@ -1,9 +1,11 @@
 /* app_bench_batch.c - the batched-steps section of `horizon bench` (CUDA): steps/s of small
  * worlds with a host wait after every step (sim_step, the baseline) against batches of
- * BATCH steps (sim_step_batch), and the cost of statistics every step in batches, on the
- * default and the large scenario; each with the target of issue 11 and met/missed. Every
- * figure is the median of repeats that interleave the variants (on one instance, two for the
- * runs-of-steps variant), in this process, so that they see the same GPU clocks and neighbours. */
+ * BATCH steps (sim_step_batch) by default (the resident kernel in tiny worlds), by graphs of
+ * one step and by graphs of runs of steps, and the cost of statistics every step in batches,
+ * on the default and the large scenario; each with the target of issue 11 and met/missed;
+ * 128^2, 256^2 and 1024^2 for where the resident kernel stops paying. Every figure is the
+ * median of repeats that interleave the variants (each on an instance of its own), in this
+ * process, so that they see the same GPU clocks and neighbours. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +16,17 @@
 
 enum { BATCH = 64 }; /* steps a batch in this section */
 
-/* The variants timed on each world: sim_step; batches with the default tuning (one step a
- * graph), without and with statistics; and batches whose runs of 8 steps are one graph each
- * (gpu_tuning.steps_per_graph = 8, on an instance of its own). */
-enum { PER_STEP, BATCHED, BATCHED_STATS, BATCHED_RUNS, VARIANTS };
+/* The variants timed on each world: sim_step; batches with the default tuning (the resident
+ * kernel in small worlds, else one step a graph), without and with statistics; batches by
+ * graphs of one step (the resident kernel off), and batches whose runs of 8 steps are one
+ * graph each (gpu_tuning.steps_per_graph = 8, resident off), each on an instance of its own. */
+enum { PER_STEP, BATCHED, BATCHED_STATS, BATCHED_RUNS, BATCHED_GRAPHS, VARIANTS };
+
+/* The instance a variant runs on (measure's s[]). */
+static int instance_of(int variant)
+{
+    return variant == BATCHED_RUNS ? 1 : variant == BATCHED_GRAPHS ? 2 : 0;
+}
 enum { RUN_STEPS = 8 };
 
 typedef struct bench_world {
@@ -35,8 +44,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* `steps` steps of one variant (BATCHED_RUNS is BATCHED on another instance); the rate in
- * steps/s. */
+/* `steps` steps of one variant (BATCHED_RUNS and BATCHED_GRAPHS are BATCHED on other
+ * instances); the rate in steps/s. */
 static int time_variant(sim *s, int variant, int steps, double *rate)
 {
     static uint8_t all[BATCH];
@@ -62,35 +71,42 @@ static int time_variant(sim *s, int variant, int steps, double *rate)
 }
 
 /* Medians of `reps` interleaved repeats of w's variants, after a warm-up that captures every
- * graph they use: BATCHED_RUNS on an instance tuned to runs of RUN_STEPS steps a graph, the
- * others on one with the default tuning. */
+ * graph they use, each on its instance (instance_of): the default tuning, runs of RUN_STEPS
+ * steps a graph, one step a graph (both without the resident kernel). */
 static int measure(const sim_backend_ops *ops, bench_world *w, int reps, sim_err *err)
 {
-    sim *s[2] = {NULL, NULL};
-    int rc = sim_create(&w->sc, ops, 0, &s[0], err);
-    if (rc == SIM_OK && (w->variants & (1 << BATCHED_RUNS)))
-        rc = sim_create(&w->sc, ops, 0, &s[1], err);
+    sim *s[3] = {NULL, NULL, NULL};
+    int rc = SIM_OK;
+    for (int v = 0; v < VARIANTS && rc == SIM_OK; v++) {
+        const int i = instance_of(v);
+        if ((w->variants & (1 << v)) && !s[i])
+            rc = sim_create(&w->sc, ops, 0, &s[i], err);
+    }
 #ifdef HORIZON_HAVE_CUDA
-    if (rc == SIM_OK && s[1] && strcmp(ops->name, "cuda") == 0) {
-        gpu_tuning runs = {0, 0, 0, RUN_STEPS};
-        rc = gpu_tune(s[1], &runs, err);
+    if (strcmp(ops->name, "cuda") == 0) {
+        gpu_tuning runs = {0, 0, 0, RUN_STEPS, GPU_RES_OFF}, graphs = {0, 0, 0, 0, GPU_RES_OFF};
+        if (rc == SIM_OK && s[1])
+            rc = gpu_tune(s[1], &runs, err);
+        if (rc == SIM_OK && s[2])
+            rc = gpu_tune(s[2], &graphs, err);
     }
 #endif
     if (rc != SIM_OK) {
-        sim_destroy(s[0]);
+        for (int i = 0; i < 3; i++)
+            sim_destroy(s[i]);
         return rc;
     }
     double t[VARIANTS][16];
     int failed = -1; /* the instance whose step failed */
     for (int v = 0; v < VARIANTS && rc == SIM_OK; v++)
         if (w->variants & (1 << v)) {
-            failed = v == BATCHED_RUNS;
+            failed = instance_of(v);
             rc = time_variant(s[failed], v, 2 * BATCH + 2, &w->rate[v]); /* both parities */
         }
     for (int r = 0; r < reps && rc == SIM_OK; r++)
         for (int v = 0; v < VARIANTS && rc == SIM_OK; v++)
             if (w->variants & (1 << v)) {
-                failed = v == BATCHED_RUNS;
+                failed = instance_of(v);
                 rc = time_variant(s[failed], v, w->steps, &t[v][r]);
             }
     if (rc != SIM_OK) {
@@ -103,13 +119,14 @@ static int measure(const sim_backend_ops *ops, bench_world *w, int reps, sim_err
                                       : 0.5 * (t[v][reps / 2 - 1] + t[v][reps / 2]);
             }
     }
-    sim_destroy(s[0]);
-    sim_destroy(s[1]);
+    for (int i = 0; i < 3; i++)
+        sim_destroy(s[i]);
     return rc;
 }
 
-/* The same steps, with statistics every step, through sim_step and through batches of BATCH on
- * two instances: every row equal (moved, checksum, sums). */
+/* The same steps through sim_step and through batches of BATCH on two instances, first with
+ * statistics every step, then without (the resident kernel in small worlds): every row equal
+ * (moved, checksum, sums), and the checksums of the two states at the end. */
 static int rows_equal(const sim_backend_ops *ops, const sim_scenario *sc, int *equal,
                       sim_err *err)
 {
@@ -121,18 +138,26 @@ static int rows_equal(const sim_backend_ops *ops, const sim_scenario *sc, int *e
     sim_stats out[BATCH], one;
     memset(all, 1, sizeof all);
     *equal = 1;
-    for (int batch = 0; batch < 3 && rc == SIM_OK; batch++) {
-        if ((rc = sim_step_batch(b, BATCH, all, out)) != SIM_OK) {
+    for (int batch = 0; batch < 6 && rc == SIM_OK; batch++) {
+        const int stats = batch < 3;
+        if ((rc = sim_step_batch(b, BATCH, stats ? all : NULL, out)) != SIM_OK) {
             sim_err_set(err, rc, "%s", sim_errmsg(b));
             break;
         }
         for (int k = 0; k < BATCH && rc == SIM_OK; k++) {
-            if ((rc = sim_step(a, 1, &one)) != SIM_OK)
+            if ((rc = sim_step(a, stats, &one)) != SIM_OK)
                 sim_err_set(err, rc, "%s", sim_errmsg(a));
             else if (memcmp(&one, &out[k], sizeof one) != 0)
                 *equal = 0;
         }
     }
+    uint64_t ca = 0, cb = 1;
+    if (rc == SIM_OK && (rc = sim_checksum(a, &ca)) != SIM_OK)
+        sim_err_set(err, rc, "%s", sim_errmsg(a));
+    if (rc == SIM_OK && (rc = sim_checksum(b, &cb)) != SIM_OK)
+        sim_err_set(err, rc, "%s", sim_errmsg(b));
+    if (ca != cb)
+        *equal = 0;
     sim_destroy(a);
     sim_destroy(b);
     return rc;
@@ -161,22 +186,40 @@ int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *
     static const char *const small_keys[] = {"world.width=64", "world.height=64",
                                              "agents.count=-1", "agents.density=0.1", NULL};
     static const char *const none[] = {NULL};
-    const int all = (1 << PER_STEP) | (1 << BATCHED) | (1 << BATCHED_STATS) | (1 << BATCHED_RUNS);
+    static const char *const mid_keys[] = {"world.width=1024", "world.height=1024",
+                                           "agents.count=-1", "agents.density=0.1", NULL};
+    static const char *const k128[] = {"world.width=128", "world.height=128", "agents.count=-1",
+                                       "agents.density=0.1", NULL};
+    static const char *const k256[] = {"world.width=256", "world.height=256", "agents.count=-1",
+                                       "agents.density=0.1", NULL};
+    const int all = (1 << PER_STEP) | (1 << BATCHED) | (1 << BATCHED_STATS) |
+                    (1 << BATCHED_RUNS) | (1 << BATCHED_GRAPHS);
     const int two = (1 << BATCHED) | (1 << BATCHED_STATS);
-    bench_world w[3] = {
+    const int pair = (1 << BATCHED) | (1 << BATCHED_GRAPHS);
+    enum { NW = 6 };
+    bench_world w[NW] = {
         {"default 512x512", {0}, quick ? 1024 : 8192, all, 50000.0, {0}},
         {"64x64, density 0.1", {0}, quick ? 1024 : 8192, all, 80000.0, {0}},
         {quick ? "large at 2048x2048" : "large 4096x4096", {0}, quick ? 128 : 1024, two, 0.0,
          {0}},
+        {"1024x1024, density 0.1", {0}, quick ? 512 : 2048, pair, 0.0, {0}},
+        {"128x128, density 0.1", {0}, quick ? 1024 : 8192, pair, 0.0, {0}},
+        {"256x256, density 0.1", {0}, quick ? 1024 : 8192, pair, 0.0, {0}},
     };
     int rc = set_all(&w[0].sc, none, err);
     if (rc == SIM_OK)
         rc = set_all(&w[1].sc, small_keys, err);
     if (rc == SIM_OK)
         rc = set_all(&w[2].sc, quick ? large_quick : large_keys, err);
+    if (rc == SIM_OK)
+        rc = set_all(&w[3].sc, mid_keys, err);
+    if (rc == SIM_OK)
+        rc = set_all(&w[4].sc, k128, err);
+    if (rc == SIM_OK)
+        rc = set_all(&w[5].sc, k256, err);
     const int reps = quick ? 3 : 7;
     int equal[2] = {0, 0};
-    for (int i = 0; i < 3 && rc == SIM_OK; i++)
+    for (int i = 0; i < NW && rc == SIM_OK; i++)
         rc = measure(ops, &w[i], reps, err);
     for (int i = 0; i < 2 && rc == SIM_OK; i++)
         rc = rows_equal(ops, &w[i].sc, &equal[i], err);
@@ -184,21 +227,27 @@ int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *
         return rc;
 
     printf("\ngpu batched steps: sim_step (a host wait every step) vs sim_step_batch (%d steps a "
-           "batch, one wait), no statistics; and batches with runs of %d steps in one graph; "
-           "median of %d interleaved repeats\n", BATCH, RUN_STEPS, reps);
-    printf("  %-22s %8s %12s %12s %9s %7s  %-26s %s\n", "world", "agents", "per step/s",
-           "batched/s", "speed-up", "equal", "target (batched)", "runs of 8/s");
+           "batch, one wait), no statistics: by default (the resident kernel in tiny worlds), "
+           "by graphs of one step and of runs of %d steps; median of %d interleaved "
+           "repeats\n", BATCH, RUN_STEPS, reps);
+    printf("  %-22s %8s %12s %12s %9s %7s  %-26s %10s %10s\n", "world", "agents", "per step/s",
+           "batched/s", "speed-up", "equal", "target (batched)", "graphs/s", "runs of 8/s");
     int failed = 0;
     for (int i = 0; i < 2; i++) {
         double per = w[i].rate[PER_STEP], bat = w[i].rate[BATCHED];
         char target[64];
         snprintf(target, sizeof target, ">= %.0f steps/s: %s", w[i].target,
                  bat >= w[i].target ? "met" : "MISSED");
-        printf("  %-22s %8lld %12.0f %12.0f %8.2fx %7s  %-26s %.0f\n", w[i].name,
+        printf("  %-22s %8lld %12.0f %12.0f %8.2fx %7s  %-26s %10.0f %10.0f\n", w[i].name,
                (long long)sim_scenario_agent_count(&w[i].sc), per, bat, bat / per,
-               equal[i] ? "yes" : "NO", target, w[i].rate[BATCHED_RUNS]);
+               equal[i] ? "yes" : "NO", target, w[i].rate[BATCHED_GRAPHS],
+               w[i].rate[BATCHED_RUNS]);
         failed += !equal[i];
     }
+    for (int i = 3; i < NW; i++)
+        printf("  %-22s %8lld %12s %12.0f %9s %7s  %-26s %10.0f\n", w[i].name,
+               (long long)sim_scenario_agent_count(&w[i].sc), "", w[i].rate[BATCHED], "", "", "",
+               w[i].rate[BATCHED_GRAPHS]);
     printf("  statistics every step, in batches of %d:\n", BATCH);
     printf("  %-22s %8s %12s %12s %9s %7s  %s\n", "world", "agents", "without/s", "with/s",
            "cost", "", "target");
@@ -213,7 +262,7 @@ int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *
     if (json) {
         fprintf(json, ",\n  \"gpu_batch\": {\"batch\": %d, \"repeats\": %d, \"worlds\": [", BATCH,
                 reps);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NW; i++) {
             const bench_world *x = &w[i];
             fprintf(json, "%s{\"name\": \"%s\", \"width\": %d, \"height\": %d, \"agents\": %lld, ",
                     i ? ", " : "", x->name, x->sc.width, x->sc.height,
@@ -223,9 +272,13 @@ int app_bench_batch(FILE *json, const sim_backend_ops *ops, int quick, sim_err *
                         "%.1f, \"target_batched\": %.0f, \"rows_equal\": %s, ",
                         x->rate[PER_STEP], RUN_STEPS, x->rate[BATCHED_RUNS], x->target,
                         equal[i] ? "true" : "false");
-            fprintf(json, "\"batched_steps_per_s\": %.1f, \"batched_stats_steps_per_s\": %.1f, "
-                    "\"stats_cost\": %.4f}", x->rate[BATCHED], x->rate[BATCHED_STATS],
-                    1.0 - x->rate[BATCHED_STATS] / x->rate[BATCHED]);
+            if (x->variants & (1 << BATCHED_GRAPHS))
+                fprintf(json, "\"graphs_steps_per_s\": %.1f, ", x->rate[BATCHED_GRAPHS]);
+            fprintf(json, "\"batched_steps_per_s\": %.1f", x->rate[BATCHED]);
+            if (x->variants & (1 << BATCHED_STATS))
+                fprintf(json, ", \"batched_stats_steps_per_s\": %.1f, \"stats_cost\": %.4f",
+                        x->rate[BATCHED_STATS], 1.0 - x->rate[BATCHED_STATS] / x->rate[BATCHED]);
+            fprintf(json, "}");
         }
         fprintf(json, "]}");
     }

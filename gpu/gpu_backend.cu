@@ -57,7 +57,8 @@ static int replan(gpu_state *st, sim_err *err)
     gpu_step_forget(st);
     int mode = gpu_hz_choose_mode(&st->geom, st->n, st->tune.horizon_mode);
     int mapping = st->tune.mapping ? st->tune.mapping : GPU_HZ_MAPPING;
-    return gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err);
+    GPU_TRY(gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err));
+    return gpu_step_resident_plan(st, err);
 }
 
 static int check_fits(const sim_scenario *sc, sim_err *err)
@@ -366,6 +367,8 @@ extern "C" int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err)
     if (t->steps_per_graph < 0 || t->steps_per_graph > GPU_BATCH_GRAPH_MAX)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: steps_per_graph %d (allowed 0..%d)",
                            t->steps_per_graph, GPU_BATCH_GRAPH_MAX);
+    if (t->resident < GPU_RES_AUTO || t->resident > GPU_RES_ON)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: resident %d (allowed 0..2)", t->resident);
     st->tune = *t;
     return replan(st, err);
 }

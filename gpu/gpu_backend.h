@@ -95,7 +95,11 @@ typedef struct gpu_tuning {
     int mapping;      /* GPU_MAP_* (how tiles are handed to thread blocks) */
     int fuse_max;     /* most Jacobi sweeps fused in one pass, 1..8; 0: automatic (8) */
     int steps_per_graph; /* steps of a batch captured in one graph, 1..32; 0: automatic (1) */
+    int resident;     /* batches without statistics in one kernel (GPU_RES_*) */
 } gpu_tuning;
+/* The resident kernel of tiny worlds (gpu_step_resident.cu): automatic (worlds of at most
+ * GPU_RES_CELLS_MAX cells, gpu_policy.h), never, or whenever the device can launch it. */
+enum { GPU_RES_AUTO = 0, GPU_RES_OFF = 1, GPU_RES_ON = 2 };
 
 /* Applies t to the CUDA instance of s; SIM_EINVAL (message in err) for out-of-range values or
  * when s runs on another backend. */

@@ -163,45 +163,19 @@ gpu_bins_count_kernel(int64_t n, const uint32_t *__restrict__ fin, gpu_bins_geom
     gpu_bins_count_warp(live, gpu_bins_tile_of(c, bg), count, rank, q);
 }
 
-/* One block: begin[t] = count[0] + .. + count[t-1] (begin[ntiles] = all agents), then the counts
- * are zeroed for the next step; `step` (not NULL) advances the step index. Tiles go
- * GPU_BIN_SCAN_THREADS * GPU_BIN_SCAN_ITEMS at a time. Shared memory: CUB's BlockScan
- * TempStorage for GPU_BIN_SCAN_THREADS threads. */
+/* One block of GPU_BIN_SCAN_THREADS threads (gpu_bins_scan_block), GPU_BIN_SCAN_ITEMS tiles a
+ * thread in a round: 4096 tiles a round. */
 typedef cub::BlockScan<uint32_t, GPU_BIN_SCAN_THREADS> bin_scan_t;
 
 __global__ void __launch_bounds__(GPU_BIN_SCAN_THREADS)
 gpu_bins_scan_kernel(uint32_t *count, int ntiles, uint32_t *begin, unsigned long long *step)
 {
     __shared__ typename bin_scan_t::TempStorage tmp;
-    uint32_t carry = 0;
-    for (int base = 0; base < ntiles; base += GPU_BIN_SCAN_THREADS * GPU_BIN_SCAN_ITEMS) {
-        const int i0 = base + (int)threadIdx.x * GPU_BIN_SCAN_ITEMS;
-        uint32_t v[GPU_BIN_SCAN_ITEMS];
-#pragma unroll
-        for (int j = 0; j < GPU_BIN_SCAN_ITEMS; j++)
-            v[j] = i0 + j < ntiles ? count[i0 + j] : 0u;
-        uint32_t total = 0;
-        bin_scan_t(tmp).ExclusiveSum(v, v, total);
-#pragma unroll
-        for (int j = 0; j < GPU_BIN_SCAN_ITEMS; j++)
-            if (i0 + j < ntiles) {
-                begin[i0 + j] = carry + v[j];
-                count[i0 + j] = 0u;
-            }
-        carry += total;
-        __syncthreads(); /* tmp is reused */
-    }
-    if (threadIdx.x == 0) {
-        begin[ntiles] = carry;
-        if (step)
-            *step += 1ull;
-    }
+    gpu_bins_scan_block<GPU_BIN_SCAN_THREADS, GPU_BIN_SCAN_ITEMS>(count, ntiles, begin, step, tmp);
 }
 
-/* Thread per agent q of the old order: its slot in the new bins is its tile's start plus its
- * rank. ids NULL: the old order is the id order (create). Every slot below n is written once
- * when the counts, ranks and starts belong together (the check keeps an inconsistent bench
- * state in bounds). */
+/* Thread per agent q of the old order (gpu_bins_scatter_one). ids NULL: the old order is the id
+ * order (create). */
 __global__ void __launch_bounds__(GPU_EW_THREADS)
 gpu_bins_scatter_kernel(int64_t n, const uint32_t *__restrict__ ids,
                         const uint32_t *__restrict__ fin, const uint32_t *__restrict__ rank,
@@ -209,14 +183,9 @@ gpu_bins_scatter_kernel(int64_t n, const uint32_t *__restrict__ ids,
                         uint32_t *__restrict__ ids_out, uint32_t *__restrict__ cells_out)
 {
     const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (q >= n)
-        return;
-    const uint32_t c = fin[q];
-    const uint32_t slot = begin[gpu_bins_tile_of(c, bg)] + rank[q];
-    if ((int64_t)slot < n) {
-        ids_out[slot] = ids ? ids[q] : (uint32_t)q;
-        cells_out[slot] = c;
-    }
+    if (q < n)
+        gpu_bins_scatter_one(ids ? ids[q] : (uint32_t)q, fin[q], rank[q], begin, bg, n, ids_out,
+                             cells_out);
 }
 
 static unsigned ew_blocks(int64_t n)

@@ -9,6 +9,7 @@
 #ifndef GPU_BINS_H
 #define GPU_BINS_H
 
+#include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -70,6 +71,54 @@ __device__ __forceinline__ void gpu_bins_count_warp(bool live, uint32_t tile, ui
     base = __shfl_sync(full, base, leader);
     if (live)
         rank[q] = base + (uint32_t)__popc(peers & ((1u << lane) - 1u));
+}
+
+/* Agent q of the old order into the new bins: its slot is its tile's start plus its rank
+ * (final cell fin, id `id`). Every slot below n is written once when the counts, ranks and
+ * starts belong together (the check keeps an inconsistent bench state in bounds). */
+__device__ __forceinline__ void gpu_bins_scatter_one(uint32_t id, uint32_t fin, uint32_t rank,
+                                                     const uint32_t *begin,
+                                                     const gpu_bins_geom &bg, int64_t n,
+                                                     uint32_t *ids_out, uint32_t *cells_out)
+{
+    const uint32_t slot = begin[gpu_bins_tile_of(fin, bg)] + rank;
+    if ((int64_t)slot < n) {
+        ids_out[slot] = id;
+        cells_out[slot] = fin;
+    }
+}
+
+/* By one block of THREADS threads: begin[t] = count[0] + .. + count[t-1] (begin[ntiles] = all
+ * agents), then the counts are zeroed for the next step; `step` (not NULL) advances the step
+ * index. Tiles go THREADS * ITEMS at a time; tmp is CUB's BlockScan storage of the block. */
+template <int THREADS, int ITEMS>
+__device__ __forceinline__ void
+gpu_bins_scan_block(uint32_t *count, int ntiles, uint32_t *begin, unsigned long long *step,
+                    typename cub::BlockScan<uint32_t, THREADS>::TempStorage &tmp)
+{
+    uint32_t carry = 0;
+    for (int base = 0; base < ntiles; base += THREADS * ITEMS) {
+        const int i0 = base + (int)threadIdx.x * ITEMS;
+        uint32_t v[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            v[j] = i0 + j < ntiles ? count[i0 + j] : 0u;
+        uint32_t total = 0;
+        cub::BlockScan<uint32_t, THREADS>(tmp).ExclusiveSum(v, v, total);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            if (i0 + j < ntiles) {
+                begin[i0 + j] = carry + v[j];
+                count[i0 + j] = 0u;
+            }
+        carry += total;
+        __syncthreads(); /* tmp is reused */
+    }
+    if (threadIdx.x == 0) {
+        begin[ntiles] = carry;
+        if (step)
+            *step += 1ull;
+    }
 }
 
 /* The step's bins, between steps. Set `cur` holds this step's bins: ids[q] in tile order q,

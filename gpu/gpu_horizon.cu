@@ -124,37 +124,9 @@ struct sums_out {
     }
 };
 
-struct decide_out {
-    gpu_decide_args a;
-    int w, h, periodic;
-    /* q: the agent's place in tile order; the move kernel walks the same order, so targets and
-     * keys are stored by q (coalesced) rather than by id (scattered). */
-    __device__ void operator()(uint32_t q, uint32_t id, int x, int y, const int64_t s[9]) const
-    {
-        sim_u32x4 rr = sim_random(a.seed, *a.d_step, id, SIM_RNG_STEP);
-        int c = sim_decide(s, rr, a.threshold);
-        int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
-        uint32_t own = (uint32_t)y * (uint32_t)w + (uint32_t)x;
-        uint32_t t = own;
-        if (periodic) {
-            tx = tx < 0 ? tx + w : (tx >= w ? tx - w : tx);
-            ty = ty < 0 ? ty + h : (ty >= h ? ty - h : ty);
-            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
-        } else if (tx >= 0 && tx < w && ty >= 0 && ty < h) {
-            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
-        }
-        uint32_t target = own;
-        /* The bitmap is the occupancy at the start of the step (only the move kernel changes
-         * it, after this kernel); a small array, mostly read from L2. */
-        if (t != own && !((__ldg(&a.d_occ[t >> 5]) >> (t & 31)) & 1u)) {
-            unsigned long long key = sim_claim_key(rr, id);
-            atomicMax(&a.d_claim[t], key);
-            a.d_key[q] = key;
-            target = t;
-        }
-        a.d_target[q] = target;
-    }
-};
+/* decide_out (gpu_hz_decide_out, gpu_horizon_block.cuh) reads the occupancy through the
+ * read-only cache: nothing writes it during this kernel. */
+typedef gpu_hz_decide_out<true> decide_out;
 
 /* ------------------------------------------------------------------------------------------ */
 /* The tile-sum kernel                                                                         */

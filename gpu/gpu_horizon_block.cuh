@@ -1,6 +1,7 @@
 /* gpu_horizon_block.cuh - the block-level routines of the tile-sum kernel (gpu_horizon.cu): the
  * work one thread block does for one tile, and the thread-level helpers under them. Included by
- * gpu_horizon.cu only (CUDA C++; device code). Arithmetic and exactness: see gpu_horizon.cu.
+ * gpu_horizon.cu and gpu_step_resident.cu (CUDA C++; device code). Arithmetic and exactness:
+ * see gpu_horizon.cu.
  *
  * A block of GPU_HZ_THREADS threads serves one tile of side T at a time:
  *   gpu_hz_block_halfwidths  the disk's half-width table, once per block (hwp);
@@ -8,7 +9,7 @@
  *                            disk sums D of the tile plus a ring of one, in shared memory;
  *   gpu_hz_block_serve       the tile's agents, dealt to threads by shared-memory bank, each
  *                            thread computing one agent's 9 sums (gpu_hz_block_agent_sums) and
- *                            handing them to the consumer.
+ *                            handing them to the consumer (gpu_hz_decide_out in a step).
  * Shared memory a block needs (the kernel declares it and passes it in):
  *   dynamic: I = RS*PW uint32, then in dense mode D = DW*DW uint32 (small) or int64 (PW % 4 == 0,
  *            so D is 16-byte aligned); gpu_hz_plan.smem bytes;
@@ -21,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "gpu_backend.h"
 #include "gpu_horizon.h"
 #include "gpu_policy.h"
 
@@ -40,7 +42,8 @@ __device__ __forceinline__ int wrap_index(int v, int n)
 /* The field value of region cell (i, j) (region origin (ox, oy)). Cells outside a bounded grid
  * count 0; a periodic grid wraps (as often as needed when the region is wider than the grid);
  * `inside`: the whole region lies in the grid, no wrapping or checks. */
-__device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float *__restrict__ field,
+template <bool NC>
+__device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float *field,
                                               int ox, int oy, int i, int j, bool inside)
 {
     int gx = ox + j, gy = oy + i;
@@ -52,14 +55,18 @@ __device__ __forceinline__ float region_value(const gpu_hz_geom &g, const float 
             return 0.0f;
         }
     }
-    return field[(size_t)gy * g.w + gx];
+    const float *p = field + (size_t)gy * g.w + gx;
+    return NC ? __ldg(p) : *p;
 }
 
 /* Four consecutive region cells (i, 4k .. 4k+3). With a width that is a multiple of 4 (`vec`)
  * the region origin is too (ox = tile origin - L), so the four cells are one aligned float4 of
- * one grid row, also after a periodic wrap, or all outside a bounded grid. */
+ * one grid row, also after a periodic wrap, or all outside a bounded grid. NC: through the
+ * read-only cache (__ldg), for a kernel during which the field does not change; a kernel that
+ * writes the field between its own tile loads (gpu_step_resident.cu) reads it coherently. */
+template <bool NC>
 __device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
-                                               const float *__restrict__ field, int ox, int oy,
+                                               const float *field, int ox, int oy,
                                                int i, int k, bool inside, bool vec)
 {
     if (vec) {
@@ -72,12 +79,13 @@ __device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
                 return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
         }
-        return __ldg(reinterpret_cast<const float4 *>(field + (size_t)gy * g.w + gx));
+        const float4 *p = reinterpret_cast<const float4 *>(field + (size_t)gy * g.w + gx);
+        return NC ? __ldg(p) : *p;
     }
-    return make_float4(region_value(g, field, ox, oy, i, 4 * k + 0, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 1, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 2, inside),
-                       region_value(g, field, ox, oy, i, 4 * k + 3, inside));
+    return make_float4(region_value<NC>(g, field, ox, oy, i, 4 * k + 0, inside),
+                       region_value<NC>(g, field, ox, oy, i, 4 * k + 1, inside),
+                       region_value<NC>(g, field, ox, oy, i, 4 * k + 2, inside),
+                       region_value<NC>(g, field, ox, oy, i, 4 * k + 3, inside));
 }
 
 /* Loads the region (RS rows of PW cells, upper-left cell (ox, oy)) as inclusive prefix rows of
@@ -86,9 +94,9 @@ __device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
  * float4 loads), sums them in registers, and one warp scan of the lanes' totals gives the
  * offsets; the row is written back as uint4. GPU_HZ_LOAD_ROWS rows are requested before any is
  * used (a tile is ~100 scattered rows: latency, not bandwidth, is the cost). */
-template <int G>
+template <int G, bool NC>
 __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
-                                          const float *__restrict__ field, int ox, int oy,
+                                          const float *field, int ox, int oy,
                                           bool inside, bool vec)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -100,7 +108,7 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
 #pragma unroll
             for (int k = 0; k < G; k++) {
                 const int i = i0 + q * nw, grp = lane * G + k;
-                v[q][k] = i < g.RS && grp < ng ? region_group(g, field, ox, oy, i, grp, inside, vec)
+                v[q][k] = i < g.RS && grp < ng ? region_group<NC>(g, field, ox, oy, i, grp, inside, vec)
                                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
 #pragma unroll
@@ -139,16 +147,16 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
 }
 
 /* G = 1 while a row is at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
-template <bool SMALL>
-__device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *__restrict__ field,
+template <bool SMALL, bool NC>
+__device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *field,
                             int ox, int oy)
 {
     const bool inside = ox >= 0 && oy >= 0 && ox + g.PW <= g.w && oy + g.RS <= g.h;
     const bool vec = (g.w & 3) == 0;
     if (SMALL || g.PW <= 128)
-        load_rows<1>(I, g, field, ox, oy, inside, vec);
+        load_rows<1, NC>(I, g, field, ox, oy, inside, vec);
     else
-        load_rows<2>(I, g, field, ox, oy, inside, vec);
+        load_rows<2, NC>(I, g, field, ox, oy, inside, vec);
 }
 
 /* Accumulators: small disks sum modulo 2^32 (exact, see the top), larger ones in int64. */
@@ -313,14 +321,14 @@ __device__ __forceinline__ void gpu_hz_block_halfwidths(int *hwp, int r)
 
 /* Builds tile t's prefix rows I (every warp loads rows, see load_rows) and in dense mode the
  * disk sums D (threads over column triples, see dense_sums); returns when both are visible to
- * the whole block (one barrier after each). */
-template <int MODE, bool SMALL>
+ * the whole block (one barrier after each). NC: see region_group. */
+template <int MODE, bool SMALL, bool NC = true>
 __device__ __forceinline__ void gpu_hz_block_load(uint32_t *I, typename hz_acc<SMALL>::type *D,
                                                   const gpu_hz_geom &g,
-                                                  const float *__restrict__ field, const int *hwp,
+                                                  const float *field, const int *hwp,
                                                   const gpu_hz_tile &t)
 {
-    load_prefix<SMALL>(I, g, field, t.ox, t.oy);
+    load_prefix<SMALL, NC>(I, g, field, t.ox, t.oy);
     __syncthreads();
     if (MODE == GPU_HMODE_DENSE) {
         dense_sums<SMALL>(I, D, g, hwp);
@@ -374,8 +382,8 @@ __device__ __forceinline__ void gpu_hz_block_agent_sums(const uint32_t *I,
 template <int MODE, bool SMALL, class OUT>
 __device__ __forceinline__ void
 gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
-                   const int *hwp, const gpu_hz_tile &t, const uint32_t *__restrict__ ids,
-                   const uint32_t *__restrict__ cells, int by_q, uint32_t b0, uint32_t b1,
+                   const int *hwp, const gpu_hz_tile &t, const uint32_t *ids,
+                   const uint32_t *cells, int by_q, uint32_t b0, uint32_t b1,
                    int *count, uint16_t *deal, const OUT &out)
 {
     const int nbank = MODE == GPU_HMODE_DENSE && !SMALL ? 16 : 32;
@@ -419,5 +427,41 @@ gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, con
         __syncthreads(); /* deal is refilled for the next chunk */
     }
 }
+
+/* ---- The decide consumer: what happens to an agent's 9 sums in a step ---- */
+
+/* Decide and claim (DESIGN.md's step 2 and the claim of step 3): sim_decide picks a candidate;
+ * an empty target (the occupancy at the start of the step) is claimed by a 64-bit atomicMax of
+ * the agent's key. q: the agent's place in tile order; the move walks the same order, so targets
+ * and keys are stored by q (coalesced) rather than by id (scattered). NC: the occupancy through
+ * the read-only cache, for a kernel during which it does not change (see region_group). */
+template <bool NC> struct gpu_hz_decide_out {
+    gpu_decide_args a;
+    int w, h, periodic;
+    __device__ void operator()(uint32_t q, uint32_t id, int x, int y, const int64_t s[9]) const
+    {
+        sim_u32x4 rr = sim_random(a.seed, *a.d_step, id, SIM_RNG_STEP);
+        int c = sim_decide(s, rr, a.threshold);
+        int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
+        uint32_t own = (uint32_t)y * (uint32_t)w + (uint32_t)x;
+        uint32_t t = own;
+        if (periodic) {
+            tx = tx < 0 ? tx + w : (tx >= w ? tx - w : tx);
+            ty = ty < 0 ? ty + h : (ty >= h ? ty - h : ty);
+            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
+        } else if (tx >= 0 && tx < w && ty >= 0 && ty < h) {
+            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
+        }
+        uint32_t target = own;
+        const uint32_t *ow = &a.d_occ[t >> 5];
+        if (t != own && !(((NC ? __ldg(ow) : *ow) >> (t & 31)) & 1u)) {
+            unsigned long long key = sim_claim_key(rr, id);
+            atomicMax(&a.d_claim[t], key);
+            a.d_key[q] = key;
+            target = t;
+        }
+        a.d_target[q] = target;
+    }
+};
 
 #endif

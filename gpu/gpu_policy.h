@@ -70,6 +70,19 @@
 #define GPU_BATCH_GRAPH_STEPS 1
 #define GPU_BATCH_GRAPH_MAX 32
 
+/* ---- The resident kernel of small worlds (gpu_step_resident.cu) ---- */
+/* Batches without statistics of worlds up to this many cells run in one cooperative kernel
+ * (gpu_tuning.resident overrides it). Measured on an H200 against one graph a step (density
+ * 0.1, gpu/BENCH.md): 64^2 +8.6%, 128^2 and 256^2 even, 512^2 -12%, 1024^2 -26%: the
+ * grid barriers between phases cost more than the launches they replace once a step has
+ * hundreds of blocks of work. */
+#define GPU_RES_CELLS_MAX (1 << 13)
+/* Its grid: a block per tile, and at least one per this many cells a thread (sweeps), up to the
+ * blocks the device holds at once. */
+#define GPU_RES_CELLS_PER_THREAD 16
+#define GPU_RES_SCAN_ITEMS 4 /* tile counts per thread in a round of the scan */
+#define GPU_RES_SWEEP_CELLS 8 /* cells of a sweep a thread loads before it stores them */
+
 /* ---- The viewer's reads (gpu_probe.cu); not tuned by measurement yet ---- */
 #define GPU_PROBE_THREADS 256 /* sampled columns per block of the region-sums kernel */
 /* Most blocks of a grid-stride loop over queries or agents: 4096 x 256 = 1M threads, several

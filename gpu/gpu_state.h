@@ -90,6 +90,7 @@ typedef struct gpu_state {
     cudaGraphExec_t graph[2][2][2][2];
     cudaGraphExec_t graph_run[2][2][2];
     int graph_nodes, graph_kernels; /* of the last capture */
+    int res_blocks; /* grid of the resident kernel (gpu_step_resident.cu); 0: not usable */
     size_t bytes; /* device bytes allocated */
 } gpu_state;
 
@@ -170,6 +171,18 @@ size_t gpu_step_bins_bytes(int64_t n, int64_t cells, int ntiles);
 /* Allocates st->ab and st->d_occ (create). */
 int gpu_step_alloc(gpu_state *st, sim_err *err);
 void gpu_step_free(gpu_state *st);
+
+/* The resident kernel of small worlds (gpu_step_resident.cu): all steps of a batch without
+ * statistics in one cooperative launch, the phases of a step separated by grid barriers.
+ *   gpu_step_resident_plan: sizes its grid for the current plan (st->res_blocks; 0 when the
+ *                           device cannot launch it cooperatively or the tuning says off);
+ *   gpu_step_resident_use:  whether a batch without statistics goes there (the tuning, else
+ *                           worlds of at most GPU_RES_CELLS_MAX cells);
+ *   gpu_step_resident_run:  n steps (1..SIM_STEP_BATCH_MAX) from `step`, one launch and one
+ *                           synchronisation; out[k].moved as gpu_step_run gives it. */
+int gpu_step_resident_plan(gpu_state *st, sim_err *err);
+int gpu_step_resident_use(const gpu_state *st);
+int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err);
 
 /* View operations (gpu_view.cu). */
 int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_err *err);

@@ -32,6 +32,7 @@
 #include "gpu_check.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
+#include "gpu_step_agent.cuh"
 
 extern "C" {
 #include "sim_rules.h"
@@ -40,13 +41,8 @@ extern "C" {
 #define FULL_MASK 0xffffffffu
 
 /* Thread per agent in tile order q (the order of the tile-sum kernel, so the claim words a warp
- * touches are close together). A claimer whose key is still the target's claim word wins: it
- * resets the word, moves (its old cell is vacated in the bitmap, the target occupied: bits only
- * it changes, through atomics because neighbours share the word). No other thread writes those
- * cells' words in this kernel: the target was empty at the start (no one leaves it) and the old
- * cell was occupied (no one claimed it). Then: the deposit on the final cell (one agent per
- * cell) unless `fold` leaves it to the first Jacobi pass; target[q] becomes the final cell; the
- * agent is counted into its new tile. */
+ * touches are close together): the agent's move (gpu_step_move_agent), then it is counted into
+ * its new tile and the warp's moves into `moved`. */
 __global__ void __launch_bounds__(GPU_EW_THREADS)
 move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restrict__ cellq,
             uint32_t *target, const unsigned long long *__restrict__ key,
@@ -58,21 +54,9 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
     const bool live = q < n;
     int mv = 0;
     uint32_t c = 0;
-    if (live) {
-        const uint32_t t = target[q];
-        c = cellq[q];
-        if (t != c && claim[t] == key[q]) {
-            claim[t] = 0;
-            atomicAnd(&occ[c >> 5], ~(1u << (c & 31)));
-            atomicOr(&occ[t >> 5], 1u << (t & 31));
-            cells[ids[q]] = t;
-            c = t;
-            mv = 1;
-        }
-        if (!fold)
-            field[c] = SIM_FADD(field[c], deposit);
-        target[q] = c;
-    }
+    if (live)
+        c = gpu_step_move_agent(q, ids, cellq, target, key, claim, occ, cells, field, deposit,
+                                fold, &mv);
     gpu_bins_count_warp(live, live ? gpu_bins_tile_of(c, bg) : 0u, count, rank, q);
     const unsigned votes = __ballot_sync(FULL_MASK, mv);
     if ((threadIdx.x & 31) == 0 && votes)

@@ -18,7 +18,10 @@
  * steps as want them (rounded up to a power of two), and grown later if a batch wants more. A
  * ring that cannot be had in full is taken at half the size, a quarter, ..., and the batch runs
  * in chunks that fit it; with no slot at all, its steps with statistics go through
- * gpu_step_run. */
+ * gpu_step_run.
+ *
+ * Small worlds (gpu_step_resident_use) run the batch's runs of steps without statistics in the
+ * resident kernel instead (gpu_step_resident.cu): one launch for the whole run. */
 #include <string.h>
 
 #include "gpu_alloc.h"
@@ -176,8 +179,9 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     return SIM_OK;
 }
 
-int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
-                   sim_err *err)
+/* The graph path of a batch: chunks whose steps with statistics fit the column-sum ring. */
+static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                        sim_err *err)
 {
     int need = 0;
     for (int k = 0; want && k < n; k++)
@@ -200,6 +204,26 @@ int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_
             len++;
         }
         GPU_TRY(run_chunk(st, step + done, len, want ? want + done : NULL, out + done, err));
+        done += len;
+    }
+    return SIM_OK;
+}
+
+int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                   sim_err *err)
+{
+    if (!gpu_step_resident_use(st))
+        return batch_graphs(st, step, n, want, out, err);
+    /* Runs of steps without statistics in the resident kernel, the others by graphs. */
+    for (int done = 0; done < n;) {
+        const int w = want && want[done];
+        int len = 1;
+        while (done + len < n && (want && want[done + len]) == w)
+            len++;
+        if (w)
+            GPU_TRY(batch_graphs(st, step + done, len, want + done, out + done, err));
+        else
+            GPU_TRY(gpu_step_resident_run(st, step + done, len, out + done, err));
         done += len;
     }
     return SIM_OK;

@@ -4,7 +4,8 @@
  * on alternate steps, on the first or last step only and at random, every out[k] equals field by
  * field (the checksum included) what sim_step gives on the CPU backend and on the CUDA backend,
  * and the CPU backend's own batches; the final fields and agents are equal byte for byte; with
- * one step a graph (automatic) and runs of 3 and 8 steps captured in one graph. Also:
+ * the automatic choice (the resident kernel in tiny worlds), one step a graph and runs of 3 and
+ * 8 steps captured in one graph, and the resident kernel forced on in other shapes. Also:
  * when the column-sum ring cannot be had in full (an injected allocation failure) the batch runs
  * in smaller chunks, or its steps with statistics one by one, with the same results; and the
  * SIM_EINVAL cases. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs the two smaller
@@ -133,21 +134,21 @@ static void expect_same_state(sim *a, sim *b, const char *label)
 /* One world: the CPU stepping one by one is the reference; the CUDA backend stepping one by one,
  * the CUDA backend in batches and the CPU backend in batches must all give its statistics. */
 static void check_world(int w, int h, int agents, int periodic, uint64_t seed,
-                        int steps_per_graph)
+                        int steps_per_graph, int resident)
 {
     static const int lengths[] = {1, 2, 7, 64, 256};
     const int n_lengths = quick ? 4 : 5;
     char label[96];
-    snprintf(label, sizeof label, "%dx%d %s %s, %d steps a graph", w, h,
+    snprintf(label, sizeof label, "%dx%d %s %s, %d steps a graph, resident %d", w, h,
              agents ? "agents 0.1" : "no agents", periodic ? "periodic" : "wall",
-             steps_per_graph);
+             steps_per_graph, resident);
     sim_scenario sc;
     scenario(&sc, w, h, agents, periodic, seed);
     sim *cpu = create(&sc, sim_cpu_backend(), label);
     sim *cpu_batch = create(&sc, sim_cpu_backend(), label);
     sim *gpu = create(&sc, gpu_cuda_backend(), label);
     sim *gpu_batch = create(&sc, gpu_cuda_backend(), label);
-    gpu_tuning t = {0, 0, 0, steps_per_graph};
+    gpu_tuning t = {0, 0, 0, steps_per_graph, resident};
     sim_err err = {{0}};
     if (gpu_tune(gpu_batch, &t, &err) != SIM_OK)
         fail_msg("%s: gpu_tune: %s", label, err.msg);
@@ -190,26 +191,29 @@ static void check_world(int w, int h, int agents, int periodic, uint64_t seed,
     sim_destroy(gpu_batch);
 }
 
-/* Steps a graph of a batch's runs (gpu_tuning.steps_per_graph): automatic (one: no runs), an
- * odd number (a run then starts on either field buffer and either set of bins), and 8. */
-static const int graph_steps[3] = {0, 3, 8};
+/* How a batch's steps without statistics run: automatically (the resident kernel in the
+ * 37x23 world, one graph a step in the larger ones), and graphs (the resident kernel off) of
+ * one step, of runs of an odd number (a run then starts on either field buffer and either set
+ * of bins) and of 8 steps. */
+static const int graph_steps[4] = {0, 1, 3, 8};
+static const int graph_resident[4] = {GPU_RES_AUTO, GPU_RES_OFF, GPU_RES_OFF, GPU_RES_OFF};
 
 static void test_small_world(void **state)
 {
     (void)state;
-    for (int g = 0; g < 3; g++)
+    for (int g = 0; g < 4; g++)
         for (int a = 0; a < 2; a++)
             for (int p = 0; p < 2; p++)
-                check_world(37, 23, a, p, 101 + 2 * a + p, graph_steps[g]);
+                check_world(37, 23, a, p, 101 + 2 * a + p, graph_steps[g], graph_resident[g]);
 }
 
 static void test_medium_world(void **state)
 {
     (void)state;
-    for (int g = 0; g < 3; g++)
+    for (int g = 0; g < 4; g++)
         for (int a = 0; a < 2; a++)
             for (int p = 0; p < 2; p++)
-                check_world(300, 200, a, p, 201 + 2 * a + p, graph_steps[g]);
+                check_world(300, 200, a, p, 201 + 2 * a + p, graph_steps[g], graph_resident[g]);
 }
 
 static void test_large_world(void **state)
@@ -217,9 +221,75 @@ static void test_large_world(void **state)
     (void)state;
     if (quick)
         skip();
-    for (int a = 0; a < 2; a++)
-        for (int p = 0; p < 2; p++)
-            check_world(513, 511, a, p, 301 + 2 * a + p, 0);
+    for (int g = 0; g < 2; g++)
+        for (int a = 0; a < 2; a++)
+            for (int p = 0; p < 2; p++)
+                check_world(513, 511, a, p, 301 + 2 * a + p, 0, graph_resident[g]);
+}
+
+/* The resident kernel (forced on) in the shapes the worlds above do not reach: a bounded grid
+ * with fixed edges, radii whose disks sum in 64 bits (r > 9) and 32 bits, the dense and the
+ * sparse horizon mode, no sweep (the decay in place), one, two and four sweeps, no decay,
+ * worlds narrower than a tile or than the disk (the region wraps several times) and a 1-wide
+ * one, and a world of 44 tiles. Batches of 1, 5 and 64 steps without
+ * statistics, then one with statistics on alternate steps (resident runs between graph steps):
+ * every out[k] and the final state equal the CPU backend's steps. */
+static void test_resident_shapes(void **state)
+{
+    (void)state;
+    static const struct {
+        int w, h, r, sweeps, mode;
+        const char *boundary;
+        float decay, density;
+    } shapes[] = {
+        {90, 70, 12, 1, GPU_HMODE_AUTO, "fixed", 0.02f, 0.1f},
+        {64, 64, 3, 0, GPU_HMODE_DENSE, "periodic", 0.05f, 0.3f},
+        {130, 66, 16, 2, GPU_HMODE_DENSE, "wall", 0.0f, 0.2f},
+        {20, 9, 8, 4, GPU_HMODE_SPARSE, "periodic", 0.01f, 0.25f},
+        {1, 40, 2, 2, GPU_HMODE_AUTO, "periodic", 0.01f, 0.2f},
+        {701, 203, 4, 2, GPU_HMODE_SPARSE, "fixed", 0.0f, 0.05f},
+    };
+    static uint8_t want[SIM_STEP_BATCH_MAX];
+    static sim_stats got[SIM_STEP_BATCH_MAX];
+    static const int lengths[] = {1, 5, 64, 9};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        char label[128];
+        snprintf(label, sizeof label, "resident %dx%d r=%d sweeps %d mode %d %s", shapes[i].w,
+                 shapes[i].h, shapes[i].r, shapes[i].sweeps, shapes[i].mode, shapes[i].boundary);
+        sim_scenario sc;
+        scenario(&sc, shapes[i].w, shapes[i].h, 1, 1, 700 + i);
+        setf(&sc, "world.boundary=%s", shapes[i].boundary);
+        setf(&sc, "agents.density=%g", (double)shapes[i].density);
+        setf(&sc, "agents.radius=%d", shapes[i].r);
+        setf(&sc, "field.sweeps=%d", shapes[i].sweeps);
+        setf(&sc, "field.decay=%g", (double)shapes[i].decay);
+        if (strcmp(shapes[i].boundary, "fixed") == 0) {
+            set(&sc, "world.fixed_top=1.5");
+            set(&sc, "world.fixed_left=-0.5");
+        }
+        sim *cpu = create(&sc, sim_cpu_backend(), label);
+        sim *gpu = create(&sc, gpu_cuda_backend(), label);
+        gpu_tuning t = {shapes[i].mode, 0, 0, 0, GPU_RES_ON};
+        sim_err err = {{0}};
+        if (gpu_tune(gpu, &t, &err) != SIM_OK)
+            fail_msg("%s: gpu_tune: %s", label, err.msg);
+        for (int li = 0; li < 4; li++) {
+            const int n = lengths[li];
+            for (int k = 0; k < n; k++)
+                want[k] = li == 3 ? (uint8_t)(k % 2) : 0;
+            if (sim_step_batch(gpu, n, want, got) != SIM_OK)
+                fail_msg("%s: cuda batch: %s", label, sim_errmsg(gpu));
+            for (int k = 0; k < n; k++) {
+                sim_stats ref;
+                if (sim_step(cpu, want[k], &ref) != SIM_OK)
+                    fail_msg("%s: cpu step: %s", label, sim_errmsg(cpu));
+                expect_same(&ref, &got[k], label, k);
+            }
+        }
+        expect_same_state(cpu, gpu, label);
+        sim_destroy(cpu);
+        sim_destroy(gpu);
+    }
 }
 
 /* The column-sum ring taken smaller than asked (its first allocation fails: half of it is
@@ -318,7 +388,7 @@ static void test_refuses_bad_lengths(void **state)
         hz_assert_contains(sim_errmsg(g), "step_batch: n = ");
     }
     assert_int_equal(sim_step_batch(g, 3, NULL, NULL), SIM_EINVAL);
-    gpu_tuning t = {0, 0, 0, 33};
+    gpu_tuning t = {0, 0, 0, 33, 0};
     sim_err err = {{0}};
     assert_int_equal(gpu_tune(g, &t, &err), SIM_EINVAL);
     hz_assert_contains(err.msg, "steps_per_graph");
@@ -345,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_interleaved),
         cmocka_unit_test(test_medium_world),
         cmocka_unit_test(test_large_world),
+        cmocka_unit_test(test_resident_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,7 +107,7 @@ static void check_case_fill(int w, int h, int boundary, int r, int nq, int mappi
     const int periodic = boundary == SIM_BOUNDARY_PERIODIC;
     sim *g = create_state(&sc, gpu_cuda_backend(), field, NULL, 0);
     for (int mode = GPU_HMODE_DENSE; mode <= GPU_HMODE_SPARSE; mode++) {
-        gpu_tuning t = {mode, mapping, 0, 0};
+        gpu_tuning t = {mode, mapping, 0, 0, 0};
         sim_err err = {{0}};
         if (gpu_tune(g, &t, &err) != SIM_OK)
             fail_msg("gpu_tune: %s", err.msg);

@@ -221,7 +221,7 @@ static void test_modes_and_mappings(void **state)
                 set(&sc, "field.sweeps=5");
                 set(&sc, "agents.noise=0.2");
                 setf(&sc, "run.seed=%d", 100 + map);
-                gpu_tuning t = {mode, map, 1 + map * 2, 0};
+                gpu_tuning t = {mode, map, 1 + map * 2, 0, 0};
                 char label[96];
                 snprintf(label, sizeof label, "%s mode %d mapping %d fuse %d", bnd[b], mode, map,
                          t.fuse_max);
@@ -239,10 +239,10 @@ static void test_tune_rejects(void **state)
     sim *g = NULL;
     sim_err err = {{0}};
     assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
-    gpu_tuning bad = {7, 0, 0, 0};
+    gpu_tuning bad = {7, 0, 0, 0, 0};
     assert_int_equal(gpu_tune(g, &bad, &err), SIM_EINVAL);
     hz_assert_contains(err.msg, "horizon_mode");
-    gpu_tuning bad2 = {0, 0, 9, 0};
+    gpu_tuning bad2 = {0, 0, 9, 0, 0};
     assert_int_equal(gpu_tune(g, &bad2, &err), SIM_EINVAL);
     uint32_t cell = 40 * 30;
     int64_t sums[9];

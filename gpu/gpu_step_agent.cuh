@@ -1,0 +1,46 @@
+/* gpu_step_agent.cuh - one agent's move in a step (DESIGN.md's step 3 and 4), the device
+ * routine that the step's move kernel (gpu_step.cu) and the resident kernel of small worlds
+ * (gpu_step_resident.cu) both run, so that the two paths cannot drift apart. Internal to gpu/
+ * (CUDA C++; device code). */
+#ifndef GPU_STEP_AGENT_CUH
+#define GPU_STEP_AGENT_CUH
+
+#include <stdint.h>
+
+extern "C" {
+#include "sim_rules.h"
+}
+
+/* Agent q in tile order, at cell cellq[q], with its decision in target[q] (its own cell, or a
+ * claimed one whose claim word it tried to win with key[q]). A claimer whose key is still the
+ * target's claim word wins: it resets the word, moves (its old cell is vacated in the bitmap,
+ * the target occupied: bits only it changes, through atomics because neighbours share the word)
+ * and cells[ids[q]] follows. No other thread writes those cells' words meanwhile: the target
+ * was empty at the start (no one leaves it) and the old cell was occupied (no one claimed it).
+ * Then the deposit on the final cell (one agent per cell) unless `fold` leaves it to the first
+ * Jacobi pass; target[q] becomes the final cell, which is returned; *moved is 1 when it moved. */
+__device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_t *ids,
+                                                        const uint32_t *cellq, uint32_t *target,
+                                                        const unsigned long long *key,
+                                                        unsigned long long *claim, uint32_t *occ,
+                                                        uint32_t *cells, float *field,
+                                                        float deposit, int fold, int *moved)
+{
+    const uint32_t t = target[q];
+    uint32_t c = cellq[q];
+    *moved = 0;
+    if (t != c && claim[t] == key[q]) {
+        claim[t] = 0;
+        atomicAnd(&occ[c >> 5], ~(1u << (c & 31)));
+        atomicOr(&occ[t >> 5], 1u << (t & 31));
+        cells[ids[q]] = t;
+        c = t;
+        *moved = 1;
+    }
+    if (!fold)
+        field[c] = SIM_FADD(field[c], deposit);
+    target[q] = c;
+    return c;
+}
+
+#endif
