@@ -16,6 +16,8 @@ typedef struct job {
 struct app_dumps {
     int width, height;
     float *buf[2];
+    const sim_backend_ops *ops;
+    int pinned[2];     /* buf[i] is pinned (sim_pin_host) */
     int busy[2];       /* buffer i is queued or being written */
     job q[2];          /* queued jobs, in order */
     int head, n;
@@ -54,7 +56,19 @@ static void *writer(void *arg)
     return NULL;
 }
 
-int app_dumps_create(int width, int height, app_dumps **out, sim_err *err)
+/* Unpins and frees both buffers and d. */
+static void release_buffers(app_dumps *d)
+{
+    for (int i = 0; i < 2; i++) {
+        if (d->pinned[i])
+            sim_unpin_host(d->ops, d->buf[i]);
+        free(d->buf[i]);
+    }
+    free(d);
+}
+
+int app_dumps_create(int width, int height, const sim_backend_ops *ops, app_dumps **out,
+                     sim_err *err)
 {
     *out = NULL;
     app_dumps *d = calloc(1, sizeof *d);
@@ -70,14 +84,15 @@ int app_dumps_create(int width, int height, app_dumps **out, sim_err *err)
     }
     d->width = width;
     d->height = height;
+    d->ops = ops;
+    for (int i = 0; i < 2; i++)
+        d->pinned[i] = sim_pin_host(ops, d->buf[i], cells * sizeof(float));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     if (pthread_create(&d->thread, NULL, writer, d) != 0) {
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
-        free(d->buf[0]);
-        free(d->buf[1]);
-        free(d);
+        release_buffers(d);
         return sim_err_set(err, SIM_EIO, "cannot start the field dump writer");
     }
     *out = d;
@@ -141,7 +156,5 @@ void app_dumps_destroy(app_dumps *d)
     pthread_join(d->thread, NULL); /* the writer finishes the queued dumps first */
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
-    free(d->buf[0]);
-    free(d->buf[1]);
-    free(d);
+    release_buffers(d);
 }

@@ -9,9 +9,11 @@
 
 typedef struct app_dumps app_dumps;
 
-/* Allocates two width*height float buffers and starts the writer. SIM_ENOMEM (or SIM_EIO when
- * no thread can be had) with *out NULL on failure. */
-int app_dumps_create(int width, int height, app_dumps **out, sim_err *err);
+/* Allocates two width*height float buffers, pinned for backend ops where it can (sim_pin_host:
+ * the CUDA backend's reads then copy at the link's speed), and starts the writer. SIM_ENOMEM
+ * (or SIM_EIO when no thread can be had) with *out NULL on failure. */
+int app_dumps_create(int width, int height, const sim_backend_ops *ops, app_dumps **out,
+                     sim_err *err);
 
 /* Reads the current field of s into a free buffer (waiting for one) and queues it to be written
  * as DIR/fields/field_STEP.npy. Returns the failure of an earlier write, if one failed (its

@@ -246,6 +246,8 @@ typedef struct run_ctx {
     sim_events ev;     /* the run's events, in file order */
     size_t ev_next;    /* the first of them not applied yet */
     double setup_s;    /* building the state: sim_create, or a checkpoint restored */
+    const sim_backend_ops *ops; /* the backend, for unpinning ck's buffers */
+    int ck_pinned[2];  /* ck.field, ck.agents pinned (sim_pin_host) */
     char stats_path[SIM_PATH_MAX + 16];
     char ckpt_path[SIM_PATH_MAX + 32];
 } run_ctx;
@@ -261,6 +263,11 @@ static void run_release(run_ctx *r)
     r->dumps = NULL;
     app_ckpt_destroy(r->ckw); /* the writer reads ck until it is done */
     r->ckw = NULL;
+    if (r->ck_pinned[0])
+        sim_unpin_host(r->ops, r->ck.field);
+    if (r->ck_pinned[1])
+        sim_unpin_host(r->ops, r->ck.agents);
+    r->ck_pinned[0] = r->ck_pinned[1] = 0;
     sim_checkpoint_release(&r->ck);
     sim_destroy(r->s);
     r->s = NULL;
@@ -354,6 +361,18 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
         if (rc == SIM_OK)
             rc = sim_checkpoint_init(&r->ck, sc, err);
     }
+    if (rc == SIM_OK) {
+        /* A capture copies the whole state into ck: pinned, that is a DMA at the link's speed
+         * on the GPU (the field's buffer is never reallocated; the agents' only for a model
+         * whose population moves, version 2). */
+        r->ops = ops;
+        const size_t cells = (size_t)r->ck.sc.width * (size_t)r->ck.sc.height;
+        r->ck_pinned[0] = sim_pin_host(ops, r->ck.field,
+                                       cells * (size_t)r->ck.n_fields * sizeof *r->ck.field);
+        if (r->ck.version == 1 && r->ck.n_agents > 0)
+            r->ck_pinned[1] = sim_pin_host(ops, r->ck.agents,
+                                           (size_t)r->ck.n_agents * sizeof *r->ck.agents);
+    }
     r->setup_s = app_now() - t0;
     if (rc == SIM_OK && sc->frames_every > 0) {
         /* Encoding a large frame takes longer than the GPU needs for the steps between frames:
@@ -370,7 +389,7 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }
     if (rc == SIM_OK && sc->dump_fields_every > 0)
-        rc = app_dumps_create(sc->width, sc->height, &r->dumps, err);
+        rc = app_dumps_create(sc->width, sc->height, ops, &r->dumps, err);
     if (rc == SIM_OK)
         rc = app_ckpt_create(&r->ckw, err);
     if (rc != SIM_OK)

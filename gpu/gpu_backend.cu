@@ -216,6 +216,23 @@ static int gpu_read_field(void *p, float *out, sim_err *err)
     return SIM_OK;
 }
 
+/* The table's pin_host and unpin_host: page-locking through the runtime; a refusal (no room
+ * for locked pages, a range already registered) is cleared and leaves the buffer as it was. */
+static int gpu_pin_host(void *p, size_t bytes)
+{
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return 1;
+}
+
+static void gpu_unpin_host(void *p)
+{
+    if (cudaHostUnregister(p) != cudaSuccess)
+        cudaGetLastError();
+}
+
 static int gpu_read_agents(void *p, uint32_t *cells, sim_err *err)
 {
     gpu_state *st = (gpu_state *)p;
@@ -321,6 +338,8 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.name = "cuda";
     o.create = gpu_create;
     o.create_fresh = gpu_create_fresh;
+    o.pin_host = gpu_pin_host;
+    o.unpin_host = gpu_unpin_host;
     o.destroy = gpu_destroy;
     o.step = gpu_step;
     o.step_batch = gpu_step_batch_op;

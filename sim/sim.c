@@ -620,6 +620,17 @@ int64_t sim_steps_done(const sim *s) { return s->step; }
 int64_t sim_agent_count(const sim *s) { return s->n_agents; }
 const sim_scenario *sim_get_scenario(const sim *s) { return &s->sc; }
 const sim_backend_ops *sim_get_backend(const sim *s) { return s->ops; }
+
+int sim_pin_host(const sim_backend_ops *ops, void *p, size_t bytes)
+{
+    return ops && ops->pin_host && p && bytes > 0 ? ops->pin_host(p, bytes) != 0 : 0;
+}
+
+void sim_unpin_host(const sim_backend_ops *ops, void *p)
+{
+    if (ops && ops->unpin_host && p)
+        ops->unpin_host(p);
+}
 void *sim_get_backend_state(sim *s) { return s->impl; }
 int sim_threads(const sim *s) { return s->threads; }
 const char *sim_errmsg(const sim *s) { return s->err.msg; }

@@ -127,6 +127,14 @@ int64_t sim_steps_done(const sim *s);
 int64_t sim_agent_count(const sim *s);
 const sim_scenario *sim_get_scenario(const sim *s);
 const sim_backend_ops *sim_get_backend(const sim *s); /* the table, for its name */
+
+/* A host buffer that sim_read_field or sim_read_agents fill again and again (field dumps,
+ * checkpoints), made quick to copy into where the backend can (CUDA page-locks it). Returns 1
+ * when it did: call sim_unpin_host(ops, p) before the buffer is freed (the simulation may be
+ * gone by then); 0 when it did not (no such step on this backend, or the system refused): the
+ * buffer works as before. */
+int sim_pin_host(const sim_backend_ops *ops, void *p, size_t bytes);
+void sim_unpin_host(const sim_backend_ops *ops, void *p);
 int sim_threads(const sim *s);          /* threads actually used by the CPU backend */
 const char *sim_errmsg(const sim *s);   /* the last failure's message */
 

@@ -48,8 +48,9 @@ typedef struct sim_stats {
  *   2: + region_sums, read_cells, agent_cells.
  *   3: + step_batch.
  *   4: + models, create_state, read_state; sim_stats' species and fields groups.
- *   5: + create_fresh. */
-#define SIM_BACKEND_VERSION 5
+ *   5: + create_fresh.
+ *   6: + pin_host, unpin_host. */
+#define SIM_BACKEND_VERSION 6
 
 /* The most steps one step_batch call (and sim_step_batch) may advance. A backend may size
  * buffers by it (the CUDA backend's read-back rings: 256 control blocks of 40 bytes). */
@@ -136,6 +137,15 @@ typedef struct sim_backend_ops {
      * places a billion agents on the device in seconds; the host's shuffle and an upload of the
      * world took minutes). */
     int (*create_fresh)(const sim_scenario *sc, int threads, void **out, sim_err *err);
+
+    /* Optional (NULL: nothing to do): pin_host makes the host buffer p of `bytes` bytes quick
+     * for read_field and read_agents to copy into, until unpin_host(p) (the CUDA backend
+     * page-locks it: a read is then one DMA at the link's speed, not a copy staged through
+     * the driver's buffers). Returns 1 when it did, 0 when it could not (the buffer works as
+     * before). Process-wide, not per instance: unpin_host may come after the instances are
+     * destroyed. */
+    int (*pin_host)(void *p, size_t bytes);
+    void (*unpin_host)(void *p);
 } sim_backend_ops;
 
 /* The CPU backend (OpenMP; bit-identical for any thread count). */

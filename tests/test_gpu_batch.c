@@ -9,7 +9,8 @@
  * when the column-sum ring cannot be had in full (an injected allocation failure) the batch runs
  * in smaller chunks, or its steps with statistics one by one, with the same results; and the
  * SIM_EINVAL cases. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs the two smaller
- * worlds and batches of at most 64 steps (for compute-sanitizer). */
+ * worlds and batches of at most 64 steps (for compute-sanitizer); HZ_TEST_FILTER=NAME only the
+ * cases whose name matches. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -408,6 +409,8 @@ int main(void)
         return 77;
     }
     quick = getenv("HZ_GPU_QUICK") != NULL;
+    if (getenv("HZ_TEST_FILTER")) /* one case by name, e.g. under compute-sanitizer racecheck */
+        cmocka_set_test_filter(getenv("HZ_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refuses_bad_lengths),
         cmocka_unit_test(test_small_world),

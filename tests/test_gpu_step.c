@@ -250,6 +250,43 @@ static void test_tune_rejects(void **state)
     sim_destroy(g);
 }
 
+/* sim_pin_host on the CUDA backend: a pinned buffer takes the same field and agents as an
+ * ordinary one, and can be unpinned after the simulation is gone. */
+static void test_pinned_reads(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    set(&sc, "world.width=301");
+    set(&sc, "world.height=77");
+    sim *g = NULL;
+    sim_err err = {{0}};
+    assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
+    sim_stats st;
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(sim_step(g, 0, &st), SIM_OK);
+    const size_t cells = 301 * 77;
+    const int64_t n = sim_agent_count(g);
+    float *fa = malloc(cells * sizeof *fa), *fb = malloc(cells * sizeof *fb);
+    uint32_t *aa = malloc((size_t)n * sizeof *aa), *ab = malloc((size_t)n * sizeof *ab);
+    assert_true(fa && fb && aa && ab && n > 0);
+    assert_int_equal(sim_pin_host(gpu_cuda_backend(), fb, cells * sizeof *fb), 1);
+    assert_int_equal(sim_pin_host(gpu_cuda_backend(), ab, (size_t)n * sizeof *ab), 1);
+    assert_int_equal(sim_read_field(g, fa), SIM_OK);
+    assert_int_equal(sim_read_field(g, fb), SIM_OK);
+    assert_int_equal(sim_read_agents(g, aa), SIM_OK);
+    assert_int_equal(sim_read_agents(g, ab), SIM_OK);
+    assert_memory_equal(fa, fb, cells * sizeof *fa);
+    assert_memory_equal(aa, ab, (size_t)n * sizeof *aa);
+    sim_destroy(g);
+    sim_unpin_host(gpu_cuda_backend(), fb);
+    sim_unpin_host(gpu_cuda_backend(), ab);
+    free(fa);
+    free(fb);
+    free(aa);
+    free(ab);
+}
+
 int main(void)
 {
     char why[256];
@@ -260,6 +297,7 @@ int main(void)
     quick = getenv("HZ_GPU_QUICK") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tune_rejects),
+        cmocka_unit_test(test_pinned_reads),
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_random_scenarios),
         cmocka_unit_test(test_modes_and_mappings),
