@@ -50,7 +50,7 @@ static void hud(render_gui_app *a, const render_gui_sim_info *info)
     const char *state = info->failed ? "FAILED" : a->pace.running ? "RUNNING" : "PAUSED";
     char layer[96];
     if (a->cam.view.layer == SIM_LAYER_HORIZON)
-        snprintf(layer, sizeof layer, "horizon sums r=%d", a->sc.radius);
+        render_horizon_what(layer, sizeof layer, &a->sc, 0);
     else
         snprintf(layer, sizeof layer, "%s", layer_name(a->cam.view.layer));
     snprintf(text, sizeof text,
@@ -101,12 +101,14 @@ static void inspect_panel(render_gui_app *a, const render_gui_sim_info *info)
                 best = c;
         len += (size_t)snprintf(text + len, n - len, "field %.6g at (%d, %d)\n",
                                 (double)p.value, p.x, p.y);
+        char what[64];
+        render_horizon_what(what, sizeof what, &a->sc, 1);
         if (p.agent >= 0)
-            len += (size_t)snprintf(text + len, n - len, "agent #%lld: horizon sums r=%d\n",
-                                    (long long)p.agent, a->sc.radius);
+            len += (size_t)snprintf(text + len, n - len, "agent #%lld: %s\n",
+                                    (long long)p.agent, what);
         else
-            len += (size_t)snprintf(text + len, n - len, "no agent; sums an agent would see, "
-                                    "r=%d\n", a->sc.radius);
+            len += (size_t)snprintf(text + len, n - len, "no agent; what an agent would see: "
+                                    "%s\n", what);
         /* The 9 candidates laid out as they sit around the cell (* marks the best). */
         for (int dy = -1; dy <= 1; dy++) {
             for (int dx = -1; dx <= 1; dx++) {
@@ -156,7 +158,7 @@ static void legend(render_gui_app *a)
         lo = a->world.layer_min;
         hi = a->world.layer_max;
         char what[64];
-        snprintf(what, sizeof what, "horizon sums r=%d", a->sc.radius);
+        render_horizon_what(what, sizeof what, &a->sc, 0);
         render_legend_label(label, sizeof label, what, 0.0f, 1);
     } else {
         hi = v->range_max > 0.0f ? v->range_max : a->world.field_max;

@@ -16,6 +16,18 @@ static const render_rgba ink_rgba = {235, 235, 235, 255};
 /* An outline around the bar, so that its dark end does not melt into the panel. */
 static const render_rgba outline_rgba = {150, 150, 150, 255};
 
+void render_horizon_what(char *buf, size_t n, const sim_scenario *sc, int agent)
+{
+    if (n == 0)
+        return;
+    if (sc->n_species == 0)
+        snprintf(buf, n, "horizon sums r=%d", sc->radius);
+    else if (agent)
+        snprintf(buf, n, "%s scores r=%d", sc->species[0].name, sc->species[0].radius);
+    else
+        snprintf(buf, n, "horizon sums r=%d", sc->species[0].radius);
+}
+
 void render_legend_label(char *buf, size_t n, const char *what, float range_max, int in_view)
 {
     if (n == 0)

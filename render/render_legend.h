@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "render_canvas.h"
+#include "sim_scenario.h"
 #include "render_font.h" /* RENDER_CELL_H of the layout; callers measure their text with it */
 
 #define RENDER_LEGEND_PAD 4        /* font pixels between the panel's edge and its contents */
@@ -39,6 +40,14 @@
  * caller passes range_max 0). Frames and the viewer both call this, so that they say the same
  * thing the same way. */
 void render_legend_label(char *buf, size_t n, const char *what, float range_max, int in_view);
+
+/* What the viewer's horizon layer shows, for its label, written into buf (n bytes, always
+ * terminated): "horizon sums r=R", R the radius those sums use: agents.radius, or for a scenario
+ * with [species.NAME] sections the first species' radius (a model engine's region sums are the
+ * output field's disk sums at that radius; sim_backend.h). With `agent` set, the wording of an
+ * agent's nine sums in the viewer's panel: the same for a plain scenario, "NAME scores r=R" for
+ * the first species of a named one (a model engine's horizon op gives its scores). */
+void render_horizon_what(char *buf, size_t n, const sim_scenario *sc, int agent);
 
 /* The size in pixels of the legend of `label` at `scale` (>= 1; smaller counts as 1): the panel
  * the functions below draw, padding included. Depends only on the label and the scale, not on

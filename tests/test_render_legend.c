@@ -108,6 +108,33 @@ static void test_label_wording(void **state)
     assert_string_equal(s, "field");
 }
 
+/* The horizon layer's wording: agents.radius for a plain scenario; the first species' radius
+ * (and, for an agent's sums, its name and "scores") for a named model. */
+static void test_horizon_what(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sim_err err = {{0}};
+    sim_scenario_defaults(&sc);
+    sc.radius = 5;
+    char b[64];
+    render_horizon_what(b, sizeof b, &sc, 0);
+    assert_string_equal(b, "horizon sums r=5");
+    render_horizon_what(b, sizeof b, &sc, 1);
+    assert_string_equal(b, "horizon sums r=5");
+    sim_scenario_defaults(&sc);
+    static const char text[] = "[field.grass]\n"
+                               "[species.sheep]\ncount = 10\nradius = 3\nsense = grass:1\n"
+                               "[species.wolf]\ncount = 2\nradius = 11\nsense = grass:1\n";
+    assert_int_equal(sim_scenario_parse_string(&sc, text, "named.ini", &err), SIM_OK);
+    render_horizon_what(b, sizeof b, &sc, 0);
+    assert_string_equal(b, "horizon sums r=3");
+    render_horizon_what(b, sizeof b, &sc, 1);
+    assert_string_equal(b, "sheep scores r=3");
+    render_horizon_what(b, 6, &sc, 1); /* shortened, terminated */
+    assert_string_equal(b, "sheep");
+}
+
 static void test_size(void **state)
 {
     (void)state;
@@ -349,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_bar_pixels),        cmocka_unit_test(test_draw_inside_panel),
         cmocka_unit_test(test_draw_clipped),      cmocka_unit_test(test_stamp_corner),
         cmocka_unit_test(test_stamp_too_small),
+        cmocka_unit_test(test_horizon_what),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
