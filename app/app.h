@@ -34,6 +34,11 @@ int app_models_main(int argc, char **argv); /* app_models.c */
  * table and appends `,"sweep": {...}` to json when not NULL. */
 int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int steps);
 
+/* The output section of `horizon bench` (app_bench_output.c): `horizon run` processes of this
+ * binary with no output, statistics every step, a frame every 100 steps, a dump and a
+ * checkpoint every K steps, interleaved; each one's cost against none and its target. */
+int app_bench_output(FILE *json, const char *backend, int quick);
+
 /* The batched-steps section of `horizon bench` (app_bench_batch.c), on the backend `ops` (the
  * CUDA one): per-step vs batched steps/s of the default scenario and a 64^2 world, and the cost
  * of statistics every step in batches on the default and the large scenario (2048^2 when quick),

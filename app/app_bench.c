@@ -26,7 +26,8 @@ static const char bench_usage[] =
     "       peer: tests/peers/compare.py);\n"
     "  cuda: copy bandwidth, Jacobi, the tile-sum horizon kernel vs baselines, full steps,\n"
     "        the Laplace exercise, tile mappings, the model engine vs the CPU's, batched steps\n"
-    "        of small worlds (when built with CUDA and a GPU is present).\n"
+    "        of small worlds, sweeps, what output costs a run (when built with CUDA and a GPU\n"
+    "        is present).\n"
     "\n"
     "options:\n"
     "  --backend auto|cpu|cuda  which sections (default auto: cpu, and cuda when usable)\n"
@@ -40,6 +41,10 @@ static const char bench_usage[] =
     "                           steps/s of small worlds, the cost of statistics every step\n"
     "  --sweep-only             only the sweep section: N runs of the default scenario through\n"
     "                           horizon sweep vs one after another vs separate processes\n"
+    "  --output-only            only the output section: what statistics every step, a frame\n"
+    "                           every 100 steps, a field dump and a checkpoint every K steps\n"
+    "                           cost a `horizon run` (the large scenario on CUDA, the default\n"
+    "                           one on the CPU), with their targets\n"
     "  --sweep-runs N           runs in the sweep section (default 256 on CUDA, 64 on the CPU)\n"
     "  --sweep-steps N          steps of each of those runs (default 500)\n"
     "  -h, --help               this help\n";
@@ -281,7 +286,7 @@ static int bench_cpu_targets(FILE *json, int quick)
 int app_bench_main(int argc, char **argv)
 {
     const char *backend = "auto", *json_path = NULL;
-    int quick = 0, bad = 0, sweep_only = 0, batch_only = 0, models_only = 0;
+    int quick = 0, bad = 0, sweep_only = 0, batch_only = 0, models_only = 0, output_only = 0;
     int64_t size = 4096, sweep_runs = 0, sweep_steps = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *v;
@@ -296,6 +301,8 @@ int app_bench_main(int argc, char **argv)
             batch_only = 1;
         } else if (strcmp(argv[i], "--models-only") == 0) {
             models_only = 1;
+        } else if (strcmp(argv[i], "--output-only") == 0) {
+            output_only = 1;
         } else if (app_opt(argc, argv, &i, "--sweep-steps", &v, &bad)) {
             if (!bad && !app_parse_i64("--sweep-steps", v, 1, 1000000, &sweep_steps))
                 bad = 1;
@@ -368,6 +375,16 @@ int app_bench_main(int argc, char **argv)
         }
         want_cpu = want_gpu = 0;
     }
+    if (output_only && !sweep_only && !batch_only && !models_only) {
+        /* the section alone: `horizon bench --output-only` (either backend) */
+        const sim_backend_ops *ops = NULL;
+        rc = app_pick_backend(backend, &ops, 1);
+        if (json)
+            fprintf(json, "  \"backend\": \"%s\"", ops ? ops->name : "none");
+        if (rc == SIM_OK)
+            rc = app_bench_output(json, ops->name, quick);
+        want_cpu = want_gpu = 0;
+    }
     if (want_cpu) {
         rc = bench_horizon(json, (int)(quick && size > 2048 ? 2048 : size), quick);
         if (rc == SIM_OK)
@@ -394,6 +411,8 @@ int app_bench_main(int argc, char **argv)
                 fprintf(stderr, "horizon bench: %s\n", err.msg);
             if (rc == SIM_OK)
                 rc = app_bench_sweep(json, "cuda", quick, (int)sweep_runs, (int)sweep_steps);
+            if (rc == SIM_OK)
+                rc = app_bench_output(json, "cuda", quick);
 #endif
         }
     }

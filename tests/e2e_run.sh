@@ -188,4 +188,13 @@ rc=$(run run "${SMALL[@]}" --steps 2 --frames-every 1 --out "$T/c")
 [ "$rc" = 0 ] || fail "summary run exited $rc"
 grep -q "ffmpeg" "$T/out.txt" || fail "the summary lacks the ffmpeg command"
 
+# the bench's output section runs real `horizon run` processes and reports every variant
+"$HZ" bench --output-only --backend cpu --quick --json "$T/bench.json" >"$T/bench.txt" 2>"$T/err.txt" ||
+    fail "horizon bench --output-only failed: $(cat "$T/err.txt")"
+for what in "no output" "statistics every step" "frame every 100 steps" "field dump" "checkpoint"; do
+    grep -q "$what" "$T/bench.txt" || fail "the output section lacks '$what'"
+done
+[ "$(grep -o '"steps_per_s": [0-9.]*' "$T/bench.json" | awk '$2 > 0' | wc -l)" -eq 5 ] ||
+    fail "bench.json's output section lacks a positive rate for each of the 5 variants"
+
 echo "e2e_run: ok"
