@@ -58,7 +58,8 @@ static int run_variant(const char *self, const char *file, const char *dir, cons
 {
     char every[32], set[96];
     snprintf(every, sizeof every, "%d", v->every);
-    snprintf(set, sizeof set, "%s=%d", v->key ? v->key : "output.stats_every", v->key ? v->every : 0);
+    snprintf(set, sizeof set, "%s=%d", v->key ? v->key : "output.stats_every",
+             v->key ? v->every : 0);
     char *argv[16];
     int n = 0;
     argv[n++] = (char *)self;

@@ -108,8 +108,9 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
 #pragma unroll
             for (int k = 0; k < G; k++) {
                 const int i = i0 + q * nw, grp = lane * G + k;
-                v[q][k] = i < g.RS && grp < ng ? region_group<NC>(g, field, ox, oy, i, grp, inside, vec)
-                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                v[q][k] = i < g.RS && grp < ng
+                              ? region_group<NC>(g, field, ox, oy, i, grp, inside, vec)
+                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
 #pragma unroll
         for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++) {
