@@ -34,6 +34,16 @@ int app_models_main(int argc, char **argv); /* app_models.c */
  * table and appends `,"sweep": {...}` to json when not NULL. */
 int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int steps);
 
+/* What the sections of `horizon bench` share (app_bench_util.c):
+ *   app_bench_median:      the median of v[0..n-1] (n >= 1; v is sorted in place);
+ *   app_bench_remove_tree: removes dir and everything under it (best effort);
+ *   app_bench_run_self:    runs this binary with argv (argv[0] is set to its path, then back
+ *                          to NULL; NULL-terminated) and waits: SIM_OK when it exits 0, else
+ *                          SIM_EIO. */
+double app_bench_median(double *v, int n);
+void app_bench_remove_tree(const char *dir);
+int app_bench_run_self(char **argv);
+
 /* The output section of `horizon bench` (app_bench_output.c): `horizon run` processes of this
  * binary with no output, statistics every step, a frame every 100 steps, a dump and a
  * checkpoint every K steps, interleaved; each one's cost against none and its target. */

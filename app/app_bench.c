@@ -49,18 +49,6 @@ static const char bench_usage[] =
     "  --sweep-steps N          steps of each of those runs (default 500)\n"
     "  -h, --help               this help\n";
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Horizon sums on the CPU: `samples` agents at distinct random cells of a size^2 field with
  * random values, 9 candidates each, periodic. Prefix path = building the prefix rows + sums. */
 static int bench_horizon(FILE *json, int size, int quick)
@@ -118,7 +106,8 @@ static int bench_horizon(FILE *json, int size, int quick)
             }
         }
         int equal = memcmp(fast, slow, (size_t)samples * 9 * sizeof *fast) == 0;
-        double mb = median(tb, reps), mf = median(tf, reps), ms = median(ts, reps);
+        double mb = app_bench_median(tb, reps), mf = app_bench_median(tf, reps);
+        double ms = app_bench_median(ts, reps);
         printf("  %4d %14.3f %14.3f %14.3f %9.1fx %6s\n", r, mb, mf, ms, ms / mf,
                equal ? "yes" : "NO");
         if (json)
@@ -174,7 +163,7 @@ static int bench_cpu_steps(FILE *json, int quick)
             rate[rep] = steps / (app_now() - t0);
             sim_destroy(s);
         }
-        double m = median(rate, reps);
+        double m = app_bench_median(rate, reps);
         printf("  %8d %12.1f %10.3f\n", counts[ci], m, 1e3 / m);
         if (json)
             fprintf(json, "%s{\"threads\": %d, \"steps_per_second\": %.2f}", ci ? ", " : "",
@@ -231,7 +220,7 @@ static int time_cpu_case(const cpu_case *c, int reps, double *rate)
             return rc;
         r[rep] = t > 0 ? c->steps / t : 0.0;
     }
-    *rate = median(r, reps);
+    *rate = app_bench_median(r, reps);
     return SIM_OK;
 }
 

@@ -38,12 +38,6 @@ typedef struct bench_world {
     double rate[VARIANTS]; /* medians, steps/s */
 } bench_world;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* `steps` steps of one variant (BATCHED_RUNS and BATCHED_GRAPHS are BATCHED on other
  * instances); the rate in steps/s. */
 static int time_variant(sim *s, int variant, int steps, double *rate)
@@ -113,11 +107,8 @@ static int measure(const sim_backend_ops *ops, bench_world *w, int reps, sim_err
         sim_err_set(err, rc, "%s: %s", w->name, sim_errmsg(s[failed]));
     } else {
         for (int v = 0; v < VARIANTS; v++)
-            if (w->variants & (1 << v)) {
-                qsort(t[v], (size_t)reps, sizeof t[v][0], cmp_double);
-                w->rate[v] = reps % 2 ? t[v][reps / 2]
-                                      : 0.5 * (t[v][reps / 2 - 1] + t[v][reps / 2]);
-            }
+            if (w->variants & (1 << v))
+                w->rate[v] = app_bench_median(t[v], reps);
     }
     for (int i = 0; i < 3; i++)
         sim_destroy(s[i]);

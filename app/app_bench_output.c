@@ -5,17 +5,11 @@
  * do for a user), the variants interleaved round after round; medians of the rounds' steps/s
  * from run.json. On CUDA the large scenario (4096^2, 1M agents; 2048^2 quick), on the CPU the
  * default scenario. */
-#include <ftw.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "app.h"
-
-extern char **environ;
 
 enum { ROUNDS_MAX = 5 };
 
@@ -27,15 +21,6 @@ typedef struct out_variant {
     double target;     /* the largest cost allowed (0: no target) */
     double rate[ROUNDS_MAX];
 } out_variant;
-
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
 
 /* steps_per_second of DIR/run.json, or 0. */
 static double run_rate(const char *dir)
@@ -53,7 +38,7 @@ static double run_rate(const char *dir)
 }
 
 /* One `horizon run FILE` of variant v into DIR; its steps/s in *rate. */
-static int run_variant(const char *self, const char *file, const char *dir, const char *backend,
+static int run_variant(const char *file, const char *dir, const char *backend,
                        const out_variant *v, double *rate)
 {
     char every[32], set[96];
@@ -62,7 +47,7 @@ static int run_variant(const char *self, const char *file, const char *dir, cons
              v->key ? v->every : 0);
     char *argv[16];
     int n = 0;
-    argv[n++] = (char *)self;
+    argv[n++] = NULL; /* this binary (app_bench_run_self) */
     argv[n++] = "run";
     argv[n++] = (char *)file;
     argv[n++] = "--out";
@@ -78,35 +63,14 @@ static int run_variant(const char *self, const char *file, const char *dir, cons
         argv[n++] = every;
     }
     argv[n] = NULL;
-    pid_t pid;
-    if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0)
-        return SIM_EIO;
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (app_bench_run_self(argv) != SIM_OK)
         return SIM_EIO;
     *rate = run_rate(dir);
     return *rate > 0.0 ? SIM_OK : SIM_EIO;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int app_bench_output(FILE *json, const char *backend, int quick)
 {
-    char self[1024];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
-        return SIM_EIO;
-    self[len] = '\0';
     char dir[] = "/tmp/hz_bench_output_XXXXXX";
     if (!mkdtemp(dir))
         return SIM_EIO;
@@ -120,8 +84,10 @@ int app_bench_output(FILE *json, const char *backend, int quick)
     snprintf(file, sizeof file, "%s/scenario.ini", dir);
     snprintf(out, sizeof out, "%s/run", dir);
     FILE *f = fopen(file, "w");
-    if (!f)
+    if (!f) {
+        app_bench_remove_tree(dir);
         return SIM_EIO;
+    }
     /* The large scenario's model (assets/scenarios/large.ini), at `side`. */
     fprintf(f,
             "[world]\nwidth = %d\nheight = %d\nboundary = periodic\n"
@@ -131,8 +97,10 @@ int app_bench_output(FILE *json, const char *backend, int quick)
             "[output]\nstats_every = 0\nframes_every = 0\nframe_width = 1024\n"
             "frame_height = 1024\n",
             side, side, agents, steps);
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
+        app_bench_remove_tree(dir);
         return SIM_EIO;
+    }
     out_variant v[] = {
         {"no output", NULL, 0, 0, 0.0, {0}},
         {"statistics every step", "output.stats_every", 1, 0, 0.10, {0}},
@@ -144,15 +112,15 @@ int app_bench_output(FILE *json, const char *backend, int quick)
     int rc = SIM_OK;
     for (int r = 0; r < rounds && rc == SIM_OK; r++)
         for (int i = 0; i < nv && rc == SIM_OK; i++)
-            rc = run_variant(self, file, out, backend, &v[i], &v[i].rate[r]);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            rc = run_variant(file, out, backend, &v[i], &v[i].rate[r]);
+    app_bench_remove_tree(dir);
     if (rc != SIM_OK) {
         fprintf(stderr, "horizon bench: output section: a `horizon run` failed\n");
         return rc;
     }
     double med[8];
     for (int i = 0; i < nv; i++)
-        med[i] = median_of(v[i].rate, rounds);
+        med[i] = app_bench_median(v[i].rate, rounds);
     printf("\noutput: what it costs a run, %s backend, %dx%d, %ld agents, %d steps a run "
            "(`horizon run` processes, median of %d interleaved rounds; K = %d)\n",
            backend, side, side, agents, steps, rounds, every);

@@ -5,13 +5,10 @@
  * process and a CUDA context is the cost that matters). On the GPU also one GPU against all of
  * them, and the number of runs at once. The rows of every variant must be identical. */
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -19,23 +16,12 @@
 #include "gpu_backend.h"
 #endif
 
-extern char **environ;
-
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* Runs `horizon sweep FILE --out DIR --quiet --backend B EXTRA...` in this process; the wall
  * time in *secs. DIR is removed first. */
 static int sweep_once(const char *file, const char *dir, const char *backend, const char *a1,
                       const char *a2, double *secs)
 {
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    app_bench_remove_tree(dir);
     char *argv[12];
     int n = 0;
     argv[n++] = "sweep";
@@ -86,23 +72,14 @@ static int same_rows(const char *a, const char *b)
 static int processes(const char *base, const char *dir, const char *backend, int k,
                      double *secs)
 {
-    char self[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return SIM_EIO;
-    self[n] = '\0';
     double t0 = app_now();
     for (int i = 1; i <= k; i++) {
         char seed[32], out[1200];
         snprintf(seed, sizeof seed, "%d", i);
         snprintf(out, sizeof out, "%s/proc_%d", dir, i);
-        char *argv[] = {self, "run", (char *)base, "--seed", seed, "--out", out, "--force",
+        char *argv[] = {NULL, "run", (char *)base, "--seed", seed, "--out", out, "--force",
                         "--quiet", "--backend", (char *)backend, NULL};
-        pid_t pid;
-        if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0)
-            return SIM_EIO;
-        int status = 0;
-        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (app_bench_run_self(argv) != SIM_OK)
             return SIM_EIO;
     }
     *secs = app_now() - t0;
@@ -120,7 +97,7 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int st
     int width = is_cuda ? 512 : 128;
     if (runs <= 0)
         runs = quick ? 32 : (is_cuda ? 256 : 64);
-    char file[256], base[256], path[1200];
+    char file[256], base[256];
     snprintf(file, sizeof file, "%s/bench.ini", dir);
     snprintf(base, sizeof base, "%s/base.ini", dir);
     FILE *f = fopen(file, "w");
@@ -231,9 +208,7 @@ int app_bench_sweep(FILE *json, const char *backend, int quick, int runs, int st
                 "\"setup_one_gpu_s\": %.4f}", backend, runs, steps, width,
                 t_pool, t_seq, t_proc_all, k, t_one, ngpus, equal ? "true" : "false",
                 best_jobs, t_setup, t_setup_one);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    snprintf(path, sizeof path, "%s", dir);
-    rmdir(path);
+    app_bench_remove_tree(dir);
     if (rc == SIM_OK && !equal) {
         fprintf(stderr, "horizon bench: sweep rows differ between --jobs 1 and the default\n");
         rc = SIM_EDEVICE;
