@@ -174,10 +174,11 @@ void gpu_step_free(gpu_state *st);
 
 /* The resident kernel of small worlds (gpu_step_resident.cu): all steps of a batch without
  * statistics in one cooperative launch, the phases of a step separated by grid barriers.
- *   gpu_step_resident_plan: sizes its grid for the current plan (st->res_blocks; 0 when the
- *                           device cannot launch it cooperatively or the tuning says off);
- *   gpu_step_resident_use:  whether a batch without statistics goes there (the tuning, else
- *                           worlds of at most GPU_RES_CELLS_MAX cells);
+ *   gpu_step_resident_plan: sizes its grid for the current plan when it is to be used (the
+ *                           tuning, else worlds of at most GPU_RES_CELLS_MAX cells) into
+ *                           st->res_blocks; 0 when it is not to be, or the device cannot
+ *                           launch it cooperatively;
+ *   gpu_step_resident_use:  whether a batch without statistics goes there (res_blocks > 0);
  *   gpu_step_resident_run:  n steps (1..SIM_STEP_BATCH_MAX) from `step`, one launch and one
  *                           synchronisation; out[k].moved as gpu_step_run gives it. */
 int gpu_step_resident_plan(gpu_state *st, sim_err *err);

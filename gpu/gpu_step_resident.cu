@@ -251,7 +251,11 @@ static res_kernel_fn kernel_for(const gpu_state *st)
 int gpu_step_resident_plan(gpu_state *st, sim_err *err)
 {
     st->res_blocks = 0;
-    if (st->n <= 0 || st->tune.resident == GPU_RES_OFF)
+    /* Not planned where it would not be used: the kernel's attributes and occupancy are asked
+     * for only in the worlds that run it (creation stays as cheap as it was for the others). */
+    const int wanted = st->tune.resident == GPU_RES_ON ||
+                       (st->tune.resident == GPU_RES_AUTO && st->cells <= GPU_RES_CELLS_MAX);
+    if (st->n <= 0 || !wanted)
         return SIM_OK;
     int dev = 0, coop = 0, sms = 0, optin = 0;
     GPU_CHECK(err, cudaGetDevice(&dev));
@@ -285,9 +289,7 @@ int gpu_step_resident_plan(gpu_state *st, sim_err *err)
 
 int gpu_step_resident_use(const gpu_state *st)
 {
-    if (st->res_blocks <= 0)
-        return 0;
-    return st->tune.resident == GPU_RES_ON || st->cells <= GPU_RES_CELLS_MAX;
+    return st->res_blocks > 0;
 }
 
 int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
