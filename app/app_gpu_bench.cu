@@ -257,12 +257,14 @@ static int step_part(gpu_state *st, int part, sim_err *err)
     case PART_DECIDE:
         return st->n > 0 ? gpu_step_decide(st, cur, 0, err) : SIM_OK;
     case PART_MOVE:
-        return st->n > 0 ? gpu_step_move(st, cur, fold, err) : SIM_OK;
+        return st->n > 0 ? gpu_step_move(st, cur, fold, 0, err) : SIM_OK;
     case PART_DIFFUSE:
         return gpu_jacobi_run_dep(&st->jac, &cur, &other, st->sc.sweeps, st->tune.fuse_max,
                                   st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
                                   NULL, s, err);
-    default:
+    default: /* the statistics' own passes: the column sums alone when the step folds the rest */
+        if (gpu_step_stats_fused(st))
+            return gpu_stats_colsum(cur, st->w, st->h, st->d_colsum, s, err);
         GPU_TRY(gpu_stats_field(cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         return gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err);
     }

@@ -17,6 +17,7 @@
 #include "gpu_check.h"
 #include "gpu_jacobi.h"
 #include "gpu_policy.h"
+#include "gpu_stats.cuh"
 
 extern "C" {
 #include "sim_rules.h"
@@ -239,11 +240,15 @@ __host__ __device__ constexpr int jf_rh(int K)
  * loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the move kernel
  * need not read and write the field. Without it (Laplace, a model's fields) the instance has no
  * bitmap loads or branches between the copies: they cost 8-20% when they were tested at run
- * time. */
-template <int K, int BND, bool DEP>
+ * time.
+ * TERMS (with DEP only: the step's one pass): each written cell's checksum term and the max go
+ * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored: the pass is bound by memory,
+ * the hash by the integer units, so they overlap instead of a pass of their own. */
+template <int K, int BND, bool DEP, bool TERMS>
 __global__ void __launch_bounds__(GPU_JF_THREADS)
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
-          int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit)
+          int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
+          gpu_ctl *terms)
 {
     if (p.halt && *p.halt)
         return; /* the whole grid */
@@ -354,6 +359,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     }
 
     const float *fin = (K & 1) ? buf1 : buf0;
+    unsigned long long cs = 0;
+    unsigned mk = 0;
     for (int rr = K + warp; rr < RH - K; rr += GPU_JF_THREADS / 32) {
         int gy = gy0 + rr;
         if (gy >= p.h)
@@ -366,11 +373,19 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             float v = fin[rr * RW + col];
             if (decay)
                 v = SIM_FMUL(v, p.keep);
-            dst[(size_t)gy * p.w + gx] = v;
+            const size_t gi = (size_t)gy * p.w + gx;
+            dst[gi] = v;
+            if (TERMS) {
+                cs += sim_checksum_cell(gi, __float_as_uint(v));
+                if (v == v)
+                    mk = max(mk, gpu_float_key(v));
+            }
         }
     }
     if (res)
         res_commit(m, res);
+    if (TERMS)
+        gpu_commit_sum_max(cs, mk, terms, 1);
 }
 
 /* Multiplies every cell by keep (decay without sweeps). */
@@ -389,14 +404,14 @@ static size_t jf_smem_bytes(int K)
     return 2 * (size_t)GPU_JF_RW * (size_t)jf_rh(K) * sizeof(float);
 }
 
-template <int K, int BND, bool DEP>
+template <int K, int BND, bool DEP, bool TERMS>
 static int jf_init_kbd(sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)jf_smem_bytes(K)));
     /* The largest shared-memory carve-out, so that several blocks fit on a multiprocessor. */
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
     return SIM_OK;
@@ -405,8 +420,9 @@ static int jf_init_kbd(sim_err *err)
 template <int K, int BND>
 static int jf_init_kb(sim_err *err)
 {
-    GPU_TRY((jf_init_kbd<K, BND, false>(err)));
-    return jf_init_kbd<K, BND, true>(err);
+    GPU_TRY((jf_init_kbd<K, BND, false, false>(err)));
+    GPU_TRY((jf_init_kbd<K, BND, true, false>(err)));
+    return jf_init_kbd<K, BND, true, true>(err);
 }
 
 template <int K>
@@ -474,10 +490,12 @@ static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *
     }
 }
 
-/* Fused passes only: the deposit (occ, deposit) is folded into the region load. */
+/* Fused passes only: the deposit (occ, deposit) is folded into the region load; with terms,
+ * the statistics' terms of the written field are added into it (jf_kernel's TERMS). */
 struct jf_dep {
     const uint32_t *occ;
     float deposit;
+    gpu_ctl *terms;
 };
 
 template <int K, int BND>
@@ -487,12 +505,15 @@ static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned
     const int TX = GPU_JF_RW - 2 * K, TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     int cheap = p->w >= GPU_JF_RW && p->h >= jf_rh(K);
-    if (dep.occ)
-        jf_kernel<K, BND, true><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit);
+    if (dep.occ && dep.terms)
+        jf_kernel<K, BND, true, true><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, dep.terms);
+    else if (dep.occ)
+        jf_kernel<K, BND, true, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, NULL);
     else
-        jf_kernel<K, BND, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, NULL, 0.0f);
+        jf_kernel<K, BND, false, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, NULL, 0.0f, NULL);
 }
 
 template <int BND>
@@ -554,9 +575,21 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
                        int decay, const uint32_t *d_occ, float deposit, unsigned *d_residual,
                        cudaStream_t s, sim_err *err)
 {
+    return gpu_jacobi_run_terms(p, d_cur, d_other, sweeps, fuse_max, decay, d_occ, deposit,
+                                d_residual, NULL, s, err);
+}
+
+int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
+                         int fuse_max, int decay, const uint32_t *d_occ, float deposit,
+                         unsigned *d_residual, gpu_ctl *d_terms, cudaStream_t s, sim_err *err)
+{
     if (d_occ && gpu_jacobi_first_pass(sweeps, fuse_max) < 2)
         return sim_err_set(err, SIM_EINVAL, "jacobi: a deposit can only be folded into a fused "
                            "first pass (%d sweeps, fuse_max %d)", sweeps, fuse_max);
+    if (d_terms && (!d_occ || gpu_jacobi_passes(sweeps, fuse_max) != 1))
+        return sim_err_set(err, SIM_EINVAL, "jacobi: the statistics' terms can only be folded "
+                           "into the one pass of a deposit (%d sweeps, fuse_max %d)", sweeps,
+                           fuse_max);
     if (sweeps <= 0) {
         if (decay) {
             size_t n = (size_t)p->w * p->h;
@@ -574,7 +607,7 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
     for (int i = 0; i < passes; i++) {
         int k = (left + (passes - i) - 1) / (passes - i);
         int last = i == passes - 1;
-        jf_dep dep = {i == 0 ? d_occ : NULL, deposit};
+        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms};
         pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, dep, s);
         GPU_CHECK_LAUNCH(err, s);
         float *t = *d_cur;

@@ -72,14 +72,12 @@ typedef struct gpu_state {
      * host zeroes before each chunk. The column-sum ring has ring_cap slots (0 until a batch
      * with statistics asks; grown, never shrunk). */
     gpu_ctl *d_ctl_ring, *h_ctl_ring;          /* SIM_STEP_BATCH_MAX each, h_ pinned */
-    /* Statistics beside the next step (gpu_step_stats_aside): step k's field pass runs on
-     * `stats` while step k + 1 runs on `stream`, its checksum and max into slot k of this ring
-     * (SIM_STEP_BATCH_MAX each, h_ pinned), its column sums straight into the column-sum ring;
-     * ev_stepped marks a step's end on `stream`, ev_counted[k % 2] the end of step k's pass,
-     * which step k + 2 (the first to write that field buffer again) waits for. */
+    /* Column sums beside the next step (gpu_step_stats_fused): step k's column-sum pass runs on
+     * `stats` while step k + 1 runs on `stream`, straight into the column-sum ring; ev_stepped
+     * marks a step's end on `stream`, ev_counted[k % 2] the end of step k's pass, which step
+     * k + 2 (the first to write that field buffer again) waits for. */
     cudaStream_t stats;
     cudaEvent_t ev_stepped, ev_counted[2];
-    gpu_ctl *d_fctl_ring, *h_fctl_ring;
     unsigned *d_ring_pos;                      /* [0] control slot, [1] column-sum slot */
     double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
     int ring_cap;
@@ -145,16 +143,20 @@ void gpu_step_rings_free(gpu_state *st);
  * also times them one by one):
  *   gpu_step_decide: the tile-sum kernel over the current bins with `field`: sense, decide,
  *                    claim (queue_zeroed: the dynamic mapping's tile queue is already 0);
- *   gpu_step_move:   winners move, the deposit unless `fold`, agents counted into new tiles;
+ *   gpu_step_move:   winners move, the deposit unless `fold`, agents counted into new tiles,
+ *                    with `terms` the agents' checksum terms into d_ctl;
  *   gpu_step_folds:  whether the deposit goes into the first Jacobi pass (it is fused). */
 int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err *err);
-int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err);
+int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err);
 int gpu_step_folds(const gpu_state *st);
 
-/* 1 when a batched step's field statistics may run beside the next step: the deposit is folded
- * into a single Jacobi pass, so a step reads the field its predecessor left and writes only the
- * other buffer, which the step after it writes again. */
-int gpu_step_stats_aside(const gpu_state *st);
+/* 1 when the deposit is folded into a single Jacobi pass. A step with statistics then folds
+ * their terms into its kernels (the agents' checksum into the move, the field's checksum and
+ * max into the Jacobi pass), leaving only the column sums as a pass of their own; and a batched
+ * step's column sums may run beside the next step, since a step reads the field its
+ * predecessor left and writes only the other buffer, which the step after it writes again. */
+int gpu_step_stats_fused(const gpu_state *st);
+
 
 /* Drops the captured graphs (after a change of tuning or pointers); _ring only the batched ones
  * with statistics (single steps and runs), which hold the column-sum ring's address. */

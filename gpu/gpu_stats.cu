@@ -9,20 +9,13 @@
 
 #include "gpu_check.h"
 #include "gpu_policy.h"
-#include "gpu_stats.h"
+#include "gpu_stats.cuh"
 
 extern "C" {
 #include "sim_rules.h"
 }
 
 #define FULL_MASK 0xffffffffu
-
-/* A float's bits mapped to an unsigned whose order is the float order (for atomicMax). */
-__device__ __forceinline__ unsigned float_key(float v)
-{
-    unsigned b = __float_as_uint(v);
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
 
 float gpu_float_from_key(unsigned key)
 {
@@ -41,35 +34,6 @@ __global__ void ctl_reset_kernel(gpu_ctl *c)
     c->max_key = 0;
     c->residual = 0;
     c->queue = 0;
-}
-
-/* Block-wide sum (mod 2^64) and max, then one atomic each. */
-__device__ void commit_sum_max(unsigned long long cs, unsigned mk, gpu_ctl *ctl, int do_sum)
-{
-    __shared__ unsigned long long s_cs[32];
-    __shared__ unsigned s_mk[32];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        cs += __shfl_xor_sync(FULL_MASK, cs, o);
-        unsigned t = __shfl_xor_sync(FULL_MASK, mk, o);
-        mk = t > mk ? t : mk;
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    if (lane == 0) {
-        s_cs[warp] = cs;
-        s_mk[warp] = mk;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int i = 1; i < nw; i++) {
-            cs += s_cs[i];
-            mk = s_mk[i] > mk ? s_mk[i] : mk;
-        }
-        if (do_sum && cs)
-            atomicAdd(&ctl->checksum, cs);
-        if (mk)
-            atomicMax(&ctl->max_key, mk);
-    }
 }
 
 /* Loader warp l (1..) stages rows (l-1)*GPU_ST_ROWS .. of chunk k: all its loads are requested
@@ -140,7 +104,7 @@ __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
         for (int k = 0; k < 4; k++) {
             cs += sim_checksum_cell(base + (unsigned long long)(4 * q + k), __float_as_uint(e[k]));
             if (e[k] == e[k])
-                mk = max(mk, float_key(e[k]));
+                mk = max(mk, gpu_float_key(e[k]));
         }
     }
     for (int64_t i = 4 * quads + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
@@ -148,9 +112,9 @@ __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
         const float v = f[i];
         cs += sim_checksum_cell(base + (unsigned long long)i, __float_as_uint(v));
         if (v == v)
-            mk = max(mk, float_key(v));
+            mk = max(mk, gpu_float_key(v));
     }
-    commit_sum_max(cs, mk, ctl, 1);
+    gpu_commit_sum_max(cs, mk, ctl, 1);
 }
 
 __global__ void st_max_kernel(const float *__restrict__ f, int64_t n, gpu_ctl *ctl)
@@ -160,9 +124,9 @@ __global__ void st_max_kernel(const float *__restrict__ f, int64_t n, gpu_ctl *c
          i += (int64_t)gridDim.x * blockDim.x) {
         float v = f[i];
         if (v == v)
-            mk = max(mk, float_key(v));
+            mk = max(mk, gpu_float_key(v));
     }
-    commit_sum_max(0, mk, ctl, 0);
+    gpu_commit_sum_max(0, mk, ctl, 0);
 }
 
 __global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, gpu_ctl *ctl)
@@ -171,7 +135,7 @@ __global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, 
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
         cs += sim_checksum_agent((uint32_t)i, cells[i]);
-    commit_sum_max(cs, 0, ctl, 1);
+    gpu_commit_sum_max(cs, 0, ctl, 1);
 }
 
 /* Thread mapping: one block; thread 0 copies the control block, zeroes its outputs and moves
@@ -233,6 +197,12 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
     st_cells_kernel<<<grid_for((cells + 3) / 4), GPU_EW_THREADS, 0, s>>>(d_field, cells, base,
                                                                         d_ctl);
     GPU_CHECK_LAUNCH(err, s);
+    return gpu_stats_colsum(d_field, w, h, d_colsum, s, err);
+}
+
+int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaStream_t s,
+                     sim_err *err)
+{
     unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
     st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum);
     GPU_CHECK_LAUNCH(err, s);

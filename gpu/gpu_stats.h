@@ -39,6 +39,11 @@ int gpu_stats_field(const float *d_field, int w, int h, double *d_colsum, gpu_ct
 int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double *d_colsum,
                        gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
 
+/* The column sums alone (d_colsum[x], as gpu_stats_field), for a step whose kernels add the
+ * cells' checksum terms and the max themselves (gpu_step_stats_fused). */
+int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaStream_t s,
+                     sim_err *err);
+
 /* Field max only (for compose's automatic range) into d_ctl->max_key. */
 int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStream_t s,
                   sim_err *err);

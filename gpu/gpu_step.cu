@@ -32,6 +32,7 @@
 #include "gpu_check.h"
 #include "gpu_policy.h"
 #include "gpu_state.h"
+#include "gpu_stats.cuh"
 #include "gpu_step_agent.cuh"
 
 extern "C" {
@@ -42,13 +43,15 @@ extern "C" {
 
 /* Thread per agent in tile order q (the order of the tile-sum kernel, so the claim words a warp
  * touches are close together): the agent's move (gpu_step_move_agent), then it is counted into
- * its new tile and the warp's moves into `moved`. */
+ * its new tile and the warp's moves into `moved`. terms (statistics folded into the step,
+ * gpu_step_stats_fused): the agents' checksum terms of their final cells go into
+ * terms->checksum, so that the statistics need no pass over the agents. */
 __global__ void __launch_bounds__(GPU_EW_THREADS)
 move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restrict__ cellq,
             uint32_t *target, const unsigned long long *__restrict__ key,
             unsigned long long *claim, uint32_t *occ, uint32_t *cells, float *field,
             float deposit, int fold, gpu_bins_geom bg, uint32_t *count, uint32_t *rank,
-            unsigned long long *moved)
+            unsigned long long *moved, gpu_ctl *terms)
 {
     const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = q < n;
@@ -61,6 +64,8 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
     const unsigned votes = __ballot_sync(FULL_MASK, mv);
     if ((threadIdx.x & 31) == 0 && votes)
         atomicAdd(moved, (unsigned long long)__popc(votes));
+    if (terms) /* the same for the whole grid */
+        gpu_commit_sum_max(live ? sim_checksum_agent(ids[q], c) : 0ull, 0u, terms, 1);
 }
 
 __global__ void mark_kernel(int64_t n, const uint32_t *__restrict__ cells, uint32_t *occ)
@@ -158,13 +163,13 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
     return gpu_hz_decide(&st->plan, &ag, field, &a, &st->d_ctl->queue, st->stream, err);
 }
 
-int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err)
+int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err)
 {
     gpu_bins_agents *b = &st->ab;
     move_kernel<<<ew_blocks(st->n), GPU_EW_THREADS, 0, st->stream>>>(
         st->n, b->ids[b->cur], b->cells[b->cur], st->d_target, st->d_key, st->d_claim, st->d_occ,
         st->d_cells, field, st->sc.deposit, fold, gpu_bins_geom_of(&st->geom), b->count, b->rank,
-        &st->d_ctl->moved);
+        &st->d_ctl->moved, terms ? st->d_ctl : NULL);
     GPU_CHECK_LAUNCH(err, st->stream);
     return SIM_OK;
 }
@@ -174,7 +179,7 @@ int gpu_step_folds(const gpu_state *st)
     return st->n > 0 && gpu_jacobi_first_pass(st->sc.sweeps, st->tune.fuse_max) >= 2;
 }
 
-int gpu_step_stats_aside(const gpu_state *st)
+int gpu_step_stats_fused(const gpu_state *st)
 {
     return gpu_step_folds(st) && gpu_jacobi_passes(st->sc.sweeps, st->tune.fuse_max) == 1;
 }
@@ -184,13 +189,14 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
 {
     cudaStream_t s = st->stream;
     const int fold = gpu_step_folds(st);
+    const int fused = want_stats && gpu_step_stats_fused(st);
     /* Also zeroes the tile queue. A batched step finds the control block zeroed by the one
      * before it (gpu_stats_ring_store) or by gpu_step_batch: one kernel less on its path. */
     if (!batched)
         GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err));
     if (st->n > 0) {
         GPU_TRY(gpu_step_decide(st, *cur, 1, err));
-        GPU_TRY(gpu_step_move(st, *cur, fold, err));
+        GPU_TRY(gpu_step_move(st, *cur, fold, fused, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_fork, s));
         GPU_CHECK(err, cudaStreamWaitEvent(st->side, st->ev_fork, 0));
         /* The next bins from this step's final cells, beside the diffusion. */
@@ -198,17 +204,20 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
                                       &st->d_ctl->step, st->side, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_join, st->side));
     }
-    GPU_TRY(gpu_jacobi_run_dep(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
-                               st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
-                               want_stats ? &st->d_ctl->residual : NULL, s, err));
+    GPU_TRY(gpu_jacobi_run_terms(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
+                                 st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
+                                 want_stats ? &st->d_ctl->residual : NULL,
+                                 fused ? st->d_ctl : NULL, s, err));
     if (st->n > 0)
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_join, 0));
-    /* a batched step's field pass may run beside the next step (gpu_step_batch.cu) */
-    const int aside = batched && gpu_step_stats_aside(st);
-    if (want_stats) {
-        if (!aside)
-            GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
+    /* With the terms folded in, a batched step's column sums run beside the next step
+     * (gpu_step_batch.cu). */
+    const int aside = batched && fused;
+    if (want_stats && !fused) {
+        GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
+    } else if (want_stats && !aside) {
+        GPU_TRY(gpu_stats_colsum(*cur, st->w, st->h, st->d_colsum, s, err));
     }
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,

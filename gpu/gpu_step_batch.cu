@@ -35,9 +35,6 @@ int gpu_step_rings_alloc(gpu_state *st, sim_err *err)
     GPU_TRY(gpu_alloc(st, (void **)&st->d_ring_pos, 2 * sizeof(unsigned), "batch ring positions",
                       err));
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_ctl_ring, ctl, "batch control readback", err));
-    GPU_TRY(gpu_alloc(st, (void **)&st->d_fctl_ring, ctl, "batch field statistics ring", err));
-    GPU_TRY(gpu_alloc_pinned((void **)&st->h_fctl_ring, ctl, "batch field statistics readback",
-                             err));
     return SIM_OK;
 }
 
@@ -57,9 +54,7 @@ void gpu_step_rings_free(gpu_state *st)
     gpu_alloc_free(st->d_ctl_ring);
     gpu_alloc_free(st->d_ring_pos);
     gpu_alloc_free_pinned(st->h_ctl_ring);
-    gpu_alloc_free(st->d_fctl_ring);
-    gpu_alloc_free_pinned(st->h_fctl_ring);
-    st->d_ctl_ring = st->h_ctl_ring = st->d_fctl_ring = st->h_fctl_ring = NULL;
+    st->d_ctl_ring = st->h_ctl_ring = NULL;
     st->d_ring_pos = NULL;
 }
 
@@ -102,16 +97,16 @@ static int reserve_colsum_ring(gpu_state *st, int need)
     return st->ring_cap;
 }
 
-/* Step k's field statistics beside the steps after it (gpu_step_stats_aside): on the stats
- * stream once step k has run, into control slot k of the field ring and column-sum slot j. Step
- * k + 2 is the first to write that field buffer again: it waits (run_chunk). */
+/* Step k's column sums beside the steps after it (gpu_step_stats_fused): on the stats stream
+ * once step k has run, into column-sum slot j (the step itself added the checksum terms and the
+ * max to its control block). Step k + 2 is the first to write that field buffer again: it
+ * waits (run_chunk). */
 static int stats_aside(gpu_state *st, int k, int j, sim_err *err)
 {
     GPU_CHECK(err, cudaEventRecord(st->ev_stepped, st->stream));
     GPU_CHECK(err, cudaStreamWaitEvent(st->stats, st->ev_stepped, 0));
-    GPU_TRY(gpu_stats_field_at(st->d_field, st->w, st->h, 0,
-                               st->d_colsum_ring + (size_t)j * (size_t)st->w,
-                               &st->d_fctl_ring[k], st->stats, err));
+    GPU_TRY(gpu_stats_colsum(st->d_field, st->w, st->h,
+                             st->d_colsum_ring + (size_t)j * (size_t)st->w, st->stats, err));
     GPU_CHECK(err, cudaEventRecord(st->ev_counted[k & 1], st->stats));
     return SIM_OK;
 }
@@ -122,12 +117,10 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
                      sim_err *err)
 {
     cudaStream_t s = st->stream;
-    const int aside = gpu_step_stats_aside(st);
+    const int aside = gpu_step_stats_fused(st);
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
-    if (aside)
-        GPU_CHECK(err, cudaMemsetAsync(st->d_fctl_ring, 0, (size_t)n * sizeof(gpu_ctl), s));
     /* A run of `g` steps with the same statistics choice is one graph; the others one each
      * (and every step with statistics beside the next ones). */
     const int g = gpu_step_graph_steps(st);
@@ -157,9 +150,6 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     }
     GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
-    if (aside && nstats > 0)
-        GPU_CHECK(err, cudaMemcpyAsync(st->h_fctl_ring, st->d_fctl_ring,
-                                       (size_t)n * sizeof(gpu_ctl), cudaMemcpyDeviceToHost, s));
     if (nstats > 0)
         GPU_CHECK(err, cudaMemcpyAsync(st->h_colsum_ring, st->d_colsum_ring,
                                        (size_t)nstats * (size_t)st->w * sizeof(double),
@@ -170,10 +160,6 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
         const int w = want && want[k];
         gpu_step_stats(st, &st->h_ctl_ring[k], w ? st->h_colsum_ring + (size_t)j * st->w : NULL,
                        w, &out[k]);
-        if (aside && w) { /* the field's terms, from the pass beside the next steps */
-            out[k].checksum += st->h_fctl_ring[k].checksum;
-            out[k].field_max = gpu_float_from_key(st->h_fctl_ring[k].max_key);
-        }
         j += w;
     }
     return SIM_OK;

@@ -1,0 +1,48 @@
+/* gpu_stats.cuh - the block-wide reductions of the statistics (device code), shared by the
+ * statistics kernels (gpu_stats.cu) and the step kernels that fold the statistics' terms into
+ * their own passes (the fused Jacobi pass, the move). Internal to gpu/ (CUDA C++). */
+#ifndef GPU_STATS_CUH
+#define GPU_STATS_CUH
+
+#include "gpu_stats.h"
+
+/* A float's bits mapped to an unsigned whose order is the float order (for atomicMax); see
+ * gpu_float_from_key for the way back. */
+__device__ __forceinline__ unsigned gpu_float_key(float v)
+{
+    unsigned b = __float_as_uint(v);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/* Block-wide sum (mod 2^64) of cs and max of mk, then one atomic each into ctl (the sum only
+ * when do_sum). Every thread of the (1-D) block must call it. */
+__device__ __forceinline__ void gpu_commit_sum_max(unsigned long long cs, unsigned mk,
+                                                   gpu_ctl *ctl, int do_sum)
+{
+    __shared__ unsigned long long s_cs[32];
+    __shared__ unsigned s_mk[32];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        cs += __shfl_xor_sync(0xffffffffu, cs, o);
+        unsigned t = __shfl_xor_sync(0xffffffffu, mk, o);
+        mk = t > mk ? t : mk;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if (lane == 0) {
+        s_cs[warp] = cs;
+        s_mk[warp] = mk;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < nw; i++) {
+            cs += s_cs[i];
+            mk = s_mk[i] > mk ? s_mk[i] : mk;
+        }
+        if (do_sum && cs)
+            atomicAdd(&ctl->checksum, cs);
+        if (mk)
+            atomicMax(&ctl->max_key, mk);
+    }
+}
+
+#endif
