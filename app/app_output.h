@@ -38,13 +38,16 @@ int app_output_dir_is_empty(const char *dir);
  * their temporary names), then the directories that are left empty. Other files stay. */
 int app_output_remove_runs(const char *runs, sim_err *err);
 
-/* stats.csv: a header row, then one row per call, each in one write (the stream is unbuffered),
- * so a killed run leaves whole rows only. A row that fails (disk full) is cut off again and
- * SIM_EIO returned with the path and the OS reason. app_stats_reopen appends to an existing
- * file (a resumed run). */
+/* stats.csv: a header row, then rows, whole rows in each write (the stream is unbuffered), so
+ * a killed run leaves whole rows only. A write that fails (disk full) is cut off again and
+ * SIM_EIO returned with the path and the OS reason: the rows before it stay. app_stats_reopen
+ * appends to an existing file (a resumed run). app_stats_rows writes the rows st[i] (i < n)
+ * whose keep[i] is not 0 (all of them for keep NULL), as many in a write as fit 64 KiB. */
 int app_stats_open(const char *dir, const sim_scenario *sc, FILE **out, sim_err *err);
 int app_stats_reopen(const char *dir, FILE **out, sim_err *err);
 int app_stats_row(FILE *f, const sim_stats *st, const char *path, sim_err *err);
+int app_stats_rows(FILE *f, const sim_stats *st, int n, const uint8_t *keep, const char *path,
+                   sim_err *err);
 void app_stats_header(FILE *f, const sim_scenario *sc); /* the header of sc's model */
 
 /* Makes DIR ready for a run resumed from a checkpoint at `step` of scenario sc: removes the

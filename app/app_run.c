@@ -527,16 +527,16 @@ int app_run_main(int argc, char **argv)
         app_batch_took(&bt, n, app_now() - tb);
         /* Only the batch's last step can have a frame, a dump or a checkpoint (batch_length
          * ends it there): the steps before it are complete once their rows are written. */
+        if (n > 1)
+            r.stepped = 1;
         for (int i = 0; i < n; i++) {
-            if (i > 0)
-                r.stepped = 1;
-            if (!want[i])
-                continue;
-            checksum = out[i].checksum;
-            checksum_step = out[i].step;
-            if ((rc = app_stats_row(r.stats, &out[i], r.stats_path, &err)) != SIM_OK)
-                goto fail;
+            if (want[i]) {
+                checksum = out[i].checksum;
+                checksum_step = out[i].step;
+            }
         }
+        if ((rc = app_stats_rows(r.stats, out, n, want, r.stats_path, &err)) != SIM_OK)
+            goto fail;
         done += n;
         if (due(done, sc->frames_every) &&
             (rc = app_frames_emit(&r.fr, r.s, dir, &err)) != SIM_OK)

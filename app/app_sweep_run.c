@@ -195,6 +195,7 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
     app_batch_init(&bt, 0.05);
     uint8_t want[SIM_STEP_BATCH_MAX];
     sim_stats out[SIM_STEP_BATCH_MAX];
+    uint8_t keep[SIM_STEP_BATCH_MAX]; /* the rows of a batch that stats.csv keeps */
     for (int64_t done = 0; rc == SIM_OK && done < sc.steps;) {
         if (stop && stop()) {
             rc = APP_SWEEP_STOPPED;
@@ -217,7 +218,7 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
             break;
         }
         app_batch_took(&bt, len, app_now() - t0);
-        for (int i = 0; rc == SIM_OK && i < len; i++) {
+        for (int i = 0; i < len; i++) {
             int64_t k = done + 1 + i;
             if (k >= first_in_window) {
                 ncol = stat_values(&out[i], last, is_count);
@@ -225,9 +226,10 @@ int app_sweep_run(const sim_sweep *sw, int64_t run, const app_sweep_plan *plan,
                     sum[c] += last[c];
                 in_window++;
             }
-            if (o.stats && due(k, sc.stats_every))
-                rc = app_stats_row(o.stats, &out[i], o.stats_path, err);
+            keep[i] = (uint8_t)due(k, sc.stats_every);
         }
+        if (o.stats)
+            rc = app_stats_rows(o.stats, out, len, keep, o.stats_path, err);
         st = out[len - 1];
         done = end;
         if (rc == SIM_OK && o.fr.queue && due(done, sc.frames_every))
