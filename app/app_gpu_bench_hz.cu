@@ -2,7 +2,8 @@
  * of a 4096^2 field, 9 candidates each, r = 2, 8, 32, by the tile-sum kernel (dense, sparse and
  * the automatic choice, binning included), the naive kernel and the seed-000 approach (one
  * Thrust inner_product over a permutation-iterator tile per sum, timed on a sample); every sum
- * checked equal. Then the three tile mappings side by side on the same data. */
+ * checked equal. Then the tile mappings side by side on the same data (SELL's sums checked equal
+ * to the others'). */
 #include <thrust/execution_policy.h>
 #include <thrust/inner_product.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -202,7 +203,8 @@ static const char *map_name(int m)
     return m == GPU_MAP_RAKE    ? "rake"
          : m == GPU_MAP_STRIP   ? "strip-mine"
          : m == GPU_MAP_DYNAMIC ? "dynamic"
-                                : "block/tile";
+         : m == GPU_MAP_BLOCK   ? "block/tile"
+                                : "sell-C-sigma";
 }
 
 static int bench_radii(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
@@ -308,15 +310,31 @@ static int bench_radii(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
     return SIM_OK;
 }
 
+/* One mapping's tile-sum time on the bins built, its sums into d_sums[slot]; *p: its plan. */
+static int time_mapping(gpu_bench_ctx *c, hz_bench *b, const gpu_hz_geom *g, int mode, int m,
+                        int slot, gpu_hz_plan *p, double *ms, sim_err *err)
+{
+    const int reps = c->quick ? 3 : 15;
+    GPU_TRY(gpu_hz_plan_make(g, mode, m, p, err));
+    return gpu_bench_time(c, reps, [&]() -> int {
+        return gpu_hz_sums(p, &b->bins, b->d_field, b->d_cells, b->d_sums[slot], b->d_queue,
+                           c->s, err);
+    }, ms, err);
+}
+
+/* The mappings on the same bins; SELL (when it runs: sparse mode, its slices' regions fit) is
+ * also checked against the others' sums, which the radii section checked against the naive
+ * kernel. smem and blocks/SM: of one tile (the other mappings) and of SELL's slice. */
 static int bench_mappings(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
 {
     static const int radii[2] = {8, 32};
-    const int reps = c->quick ? 3 : 15;
     FILE *t = c->table, *j = c->json;
     fprintf(t, "\ngpu tile mappings (tile-sum kernel only, automatic mode; persistent grids of "
-            "blocks/SM x SMs vs one block per tile):\n");
-    fprintf(t, "  %3s %6s %5s %9s %10s %10s %10s %10s %10s %11s\n", "r", "mode", "tile", "smem KB",
-            "blocks/SM", "rake ms", "strip ms", "dynamic ms", "block ms", "best");
+            "blocks/SM x SMs vs one block per tile; sell: C = %d tiles a slice, sorted in "
+            "windows of sigma = %d):\n", GPU_HZ_SELL_C, GPU_HZ_SELL_SIGMA);
+    fprintf(t, "  %3s %6s %5s %9s %10s %10s %10s %10s %10s %10s %8s %6s %12s\n", "r", "mode",
+            "tile", "smem KB", "blocks/SM", "rake ms", "strip ms", "dynamic ms", "block ms",
+            "sell ms", "sell/SM", "equal", "best");
     if (j) {
         gpu_bench_member(c);
         fprintf(j, "\"mapping\": [");
@@ -326,28 +344,48 @@ static int bench_mappings(gpu_bench_ctx *c, hz_bench *b, sim_err *err)
         gpu_hz_geometry(b->side, b->side, 1, radii[ri], &g);
         int mode = gpu_hz_choose_mode(&g, b->n, GPU_HMODE_AUTO);
         GPU_TRY(gpu_bins_build(&b->bins, &g, b->d_cells, b->n, c->s, err));
-        double ms[4];
-        gpu_hz_plan p;
-        for (int m = GPU_MAP_RAKE; m <= GPU_MAP_BLOCK; m++) {
-            GPU_TRY(gpu_hz_plan_make(&g, mode, m, &p, err));
-            GPU_TRY(gpu_bench_time(c, reps, [&]() -> int {
-                return gpu_hz_sums(&p, &b->bins, b->d_field, b->d_cells, b->d_sums[0],
-                                   b->d_queue, c->s, err);
-            }, &ms[m - 1], err));
-        }
-        int best = 1;
-        for (int m = 2; m <= 4; m++)
-            if (ms[m - 1] < ms[best - 1])
+        double ms[GPU_MAP_SELL];
+        gpu_hz_plan p[GPU_MAP_SELL];
+        for (int m = GPU_MAP_RAKE; m <= GPU_MAP_SELL; m++)
+            GPU_TRY(time_mapping(c, b, &g, mode, m, m == GPU_MAP_SELL, &p[m - 1], &ms[m - 1],
+                                 err));
+        const gpu_hz_plan *tile = &p[GPU_MAP_DYNAMIC - 1], *sell = &p[GPU_MAP_SELL - 1];
+        const int sell_ran = sell->mapping == GPU_MAP_SELL;
+        unsigned long long diff = 0;
+        if (sell_ran)
+            GPU_TRY(count_diff(c, b, 0, 1, &diff, err));
+        else
+            ms[GPU_MAP_SELL - 1] = -1.0; /* it ran as dynamic */
+        int best = GPU_MAP_RAKE;
+        for (int m = GPU_MAP_STRIP; m <= GPU_MAP_SELL; m++)
+            if (ms[m - 1] >= 0.0 && ms[m - 1] < ms[best - 1])
                 best = m;
-        fprintf(t, "  %3d %6s %5d %9.1f %10d %10.3f %10.3f %10.3f %10.3f %11s\n", radii[ri],
-                mode_name(mode), g.T, p.smem / 1024.0, p.per_sm, ms[0], ms[1], ms[2], ms[3],
+        char sell_txt[2][32]; /* time and blocks/SM, or "-" where it ran as dynamic */
+        snprintf(sell_txt[0], sizeof sell_txt[0], "%10s", "-");
+        snprintf(sell_txt[1], sizeof sell_txt[1], "%8s", "-");
+        if (sell_ran) {
+            snprintf(sell_txt[0], sizeof sell_txt[0], "%10.3f", ms[GPU_MAP_SELL - 1]);
+            snprintf(sell_txt[1], sizeof sell_txt[1], "%8d", sell->per_sm);
+        }
+        fprintf(t, "  %3d %6s %5d %9.1f %10d %10.3f %10.3f %10.3f %10.3f %s %s %6s %12s\n",
+                radii[ri], mode_name(mode), g.T, tile->smem / 1024.0, tile->per_sm, ms[0], ms[1],
+                ms[2], ms[3], sell_txt[0], sell_txt[1], !sell_ran ? "-" : diff ? "NO" : "yes",
                 map_name(best));
         if (j)
             fprintf(j, "%s{\"r\": %d, \"mode\": \"%s\", \"tile\": %d, \"smem\": %zu, "
                     "\"blocks_per_sm\": %d, \"rake_ms\": %.4f, \"strip_ms\": %.4f, "
-                    "\"dynamic_ms\": %.4f, \"block_ms\": %.4f, \"best\": \"%s\"}",
-                    ri ? ", " : "", radii[ri], mode_name(mode), g.T, p.smem, p.per_sm, ms[0],
-                    ms[1], ms[2], ms[3], map_name(best));
+                    "\"dynamic_ms\": %.4f, \"block_ms\": %.4f, \"sell_ms\": %.4f, "
+                    "\"sell_c\": %d, \"sell_sigma\": %d, \"sell_smem\": %zu, "
+                    "\"sell_blocks_per_sm\": %d, \"sell_equal\": %s, \"best\": \"%s\"}",
+                    ri ? ", " : "", radii[ri], mode_name(mode), g.T, tile->smem, tile->per_sm,
+                    ms[0], ms[1], ms[2], ms[3], ms[4], GPU_HZ_SELL_C, GPU_HZ_SELL_SIGMA,
+                    sell_ran ? sell->smem : 0, sell_ran ? sell->per_sm : 0,
+                    !sell_ran ? "null" : diff ? "false" : "true", map_name(best));
+        if (sell_ran && diff) {
+            fprintf(t, "  r=%d: %llu sell sums differ from the other mappings'\n", radii[ri],
+                    diff);
+            c->failed++;
+        }
     }
     if (j)
         fprintf(j, "]");

@@ -56,7 +56,9 @@ static int replan(gpu_state *st, sim_err *err)
 {
     gpu_step_forget(st);
     int mode = gpu_hz_choose_mode(&st->geom, st->n, st->tune.horizon_mode);
-    int mapping = st->tune.mapping ? st->tune.mapping : GPU_HZ_MAPPING;
+    int mapping = st->tune.mapping;
+    if (mapping == GPU_MAP_AUTO)
+        GPU_TRY(gpu_hz_auto_mapping(&mapping, err));
     GPU_TRY(gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err));
     return gpu_step_resident_plan(st, err);
 }
@@ -378,8 +380,9 @@ extern "C" int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err)
     if (t->horizon_mode < GPU_HMODE_AUTO || t->horizon_mode > GPU_HMODE_SPARSE)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: horizon_mode %d (allowed 0..2)",
                            t->horizon_mode);
-    if (t->mapping < GPU_MAP_AUTO || t->mapping > GPU_MAP_BLOCK)
-        return sim_err_set(err, SIM_EINVAL, "gpu_tune: mapping %d (allowed 0..4)", t->mapping);
+    if (t->mapping < GPU_MAP_AUTO || t->mapping > GPU_MAP_SELL)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: mapping %d (allowed 0..%d)", t->mapping,
+                           GPU_MAP_SELL);
     if (t->fuse_max < 0 || t->fuse_max > GPU_JF_KMAX)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: fuse_max %d (allowed 0..%d)", t->fuse_max,
                            GPU_JF_KMAX);

@@ -87,9 +87,11 @@ size_t gpu_estimate_bytes(const sim_scenario *sc);
 /* Tuning of the CUDA instance behind a sim object. Zero fields keep the automatic choice. */
 enum { GPU_HMODE_AUTO = 0, GPU_HMODE_DENSE = 1, GPU_HMODE_SPARSE = 2 };
 /* Tile mappings: three persistent grids (seed 003: rake = a contiguous run of tiles per block,
- * strip-mine = every gridDim-th tile, dynamic = an atomic queue) and one block per tile. */
+ * strip-mine = every gridDim-th tile, dynamic = an atomic queue), one block per tile, and
+ * SELL-C-sigma (seed 004: tiles sorted by agent count within windows, an atomic queue of slices
+ * of C tiles served together; sparse mode only, elsewhere it runs as dynamic). */
 enum { GPU_MAP_AUTO = 0, GPU_MAP_RAKE = 1, GPU_MAP_STRIP = 2, GPU_MAP_DYNAMIC = 3,
-       GPU_MAP_BLOCK = 4 };
+       GPU_MAP_BLOCK = 4, GPU_MAP_SELL = 5 };
 typedef struct gpu_tuning {
     int horizon_mode; /* GPU_HMODE_* */
     int mapping;      /* GPU_MAP_* (how tiles are handed to thread blocks) */

@@ -87,7 +87,8 @@ size_t gpu_bins_bytes(int64_t cap, int ntiles)
                                         (const uint32_t *)NULL, (uint32_t *)NULL, (int)cap, 0,
                                         32) != cudaSuccess)
         temp = (size_t)cap * 8 + (1u << 20); /* no device to ask: a generous bound */
-    return (size_t)cap * 4 * sizeof(uint32_t) + ((size_t)ntiles + 1) * sizeof(uint32_t) + temp;
+    return (size_t)cap * 4 * sizeof(uint32_t) + (2 * (size_t)ntiles + 1) * sizeof(uint32_t) +
+           temp;
 }
 
 int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err)
@@ -108,6 +109,8 @@ int gpu_bins_alloc(gpu_bins *b, int64_t cap, int ntiles, sim_err *err)
     GPU_TRY(gpu_alloc_device((void **)&b->d_id_out, n4, "bin ids", err));
     GPU_TRY(gpu_alloc_device((void **)&b->d_begin, ((size_t)ntiles + 1) * sizeof(uint32_t),
                              "bin starts", err));
+    GPU_TRY(gpu_alloc_device((void **)&b->d_order, (size_t)ntiles * sizeof(uint32_t),
+                             "tile order", err));
     GPU_CHECK(err, cub::DeviceRadixSort::SortPairs(NULL, b->temp_bytes, b->d_key_in, b->d_key_out,
                                                    b->d_id_in, b->d_id_out, (int)cap, 0,
                                                    b->key_bits));
@@ -122,6 +125,7 @@ void gpu_bins_free(gpu_bins *b)
     gpu_alloc_free(b->d_id_in);
     gpu_alloc_free(b->d_id_out);
     gpu_alloc_free(b->d_begin);
+    gpu_alloc_free(b->d_order);
     gpu_alloc_free(b->d_temp);
     memset(b, 0, sizeof *b);
 }
@@ -196,9 +200,9 @@ static unsigned ew_blocks(int64_t n)
 size_t gpu_bins_agents_bytes(int64_t n, int ntiles)
 {
     const size_t na = (size_t)(n > 0 ? n : 1), nt = (size_t)ntiles;
-    /* ids and cells of both sets and the rank, per agent; two sets of starts and the count, per
-     * tile. */
-    return na * 5 * sizeof(uint32_t) + (2 * (nt + 1) + nt) * sizeof(uint32_t);
+    /* ids and cells of both sets and the rank, per agent; two sets of starts, the count and the
+     * slice order, per tile. */
+    return na * 5 * sizeof(uint32_t) + (2 * (nt + 1) + 2 * nt) * sizeof(uint32_t);
 }
 
 /* gpu_alloc_device, counting the bytes taken into *bytes. */
@@ -220,6 +224,7 @@ int gpu_bins_agents_alloc(gpu_bins_agents *b, int64_t n, int ntiles, size_t *byt
     }
     GPU_TRY(take((void **)&b->count, nt * sizeof(uint32_t), bytes, err));
     GPU_TRY(take((void **)&b->rank, na * sizeof(uint32_t), bytes, err));
+    GPU_TRY(take((void **)&b->order, nt * sizeof(uint32_t), bytes, err));
     return SIM_OK;
 }
 
@@ -232,6 +237,7 @@ void gpu_bins_agents_free(gpu_bins_agents *b)
     }
     gpu_alloc_free(b->count);
     gpu_alloc_free(b->rank);
+    gpu_alloc_free(b->order);
     memset(b, 0, sizeof *b);
 }
 

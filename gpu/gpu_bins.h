@@ -19,10 +19,11 @@ extern "C" {
 
 struct gpu_hz_geom;
 
-/* Tile keys and agent ids before and after sorting, tile run starts (ntiles + 1) and CUB's
+/* Tile keys and agent ids before and after sorting, tile run starts (ntiles + 1), the SELL
+ * mapping's slice order (ntiles, scratch of the tile-sum launch, gpu_horizon.h) and CUB's
  * scratch, sized once for `cap` agents. */
 typedef struct gpu_bins {
-    uint32_t *d_key_in, *d_key_out, *d_id_in, *d_id_out, *d_begin;
+    uint32_t *d_key_in, *d_key_out, *d_id_in, *d_id_out, *d_begin, *d_order;
     void *d_temp;
     size_t temp_bytes;
     int64_t cap;
@@ -126,10 +127,11 @@ gpu_bins_scan_block(uint32_t *count, int ntiles, uint32_t *begin, unsigned long 
  * counts every agent into its new tile (count, zero between steps) and notes its rank there
  * (rank[q]); gpu_bins_agents_rebin then fills the other set, which the next step uses. The order
  * inside a tile follows the atomics: nothing depends on it (every result is a function of the
- * agent alone, claims are a maximum of unique keys). */
+ * agent alone, claims are a maximum of unique keys). order: the SELL mapping's slice order
+ * (ntiles), scratch of the tile-sum launch (one for both sets: a launch reads one set). */
 typedef struct gpu_bins_agents {
     uint32_t *ids[2], *cells[2], *begin[2];
-    uint32_t *count, *rank;
+    uint32_t *count, *rank, *order;
     int cur;
 } gpu_bins_agents;
 

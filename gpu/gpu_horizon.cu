@@ -1,10 +1,11 @@
 /* gpu_horizon.cu - horizon sums on the device (see gpu_horizon.h); agents arrive binned by tile
  * (gpu_bins.cu).
  *
- * Layers: dispatch (gpu_hz_*: plan, grid size, launch, check) -> thin kernels (hz_tile_kernel,
- * hz_naive_kernel) -> block routines (gpu_horizon_block.cuh: load a tile, serve its agents) ->
- * thread helpers (the same header: prefix rows, dense and sparse sums) -> the shared arithmetic
- * of sim_rules.h.
+ * Layers: dispatch (gpu_hz_*: plan, grid size, launch, check) -> thin kernels (hz_tile_kernel;
+ * for the SELL mapping hz_sell_order_kernel and hz_slice_kernel; hz_naive_kernel) -> block
+ * routines (gpu_horizon_block.cuh: load a tile, serve its agents; gpu_horizon_sell.cuh: order
+ * the tiles, take and load a slice) -> thread helpers (gpu_horizon_block.cuh: prefix rows,
+ * dense and sparse sums) -> the shared arithmetic of sim_rules.h.
  *
  * Exactness: a cell is sim_fix32(field), |q| <= 2^23 (sim_rules.h). Prefix rows are kept modulo
  * 2^32 (uint32, wrapping); a row span of a disk has at most 2r + 1 <= 129 cells, under 2^31 in
@@ -20,6 +21,7 @@
 #include "gpu_check.h"
 #include "gpu_horizon.h"
 #include "gpu_horizon_block.cuh"
+#include "gpu_horizon_sell.cuh"
 #include "gpu_policy.h"
 
 extern "C" {
@@ -99,6 +101,22 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
     g->ntiles = g->ntx * g->nty;
 }
 
+int gpu_hz_auto_mapping(int *mapping, sim_err *err)
+{
+    *mapping = GPU_HZ_MAPPING;
+    const char *forced = getenv("HORIZON_HZ_MAPPING"); /* a measuring aid; empty: unset */
+    if (!forced || !*forced)
+        return SIM_OK;
+    char *end = NULL;
+    const long v = strtol(forced, &end, 10);
+    if (*end != '\0' || v < GPU_MAP_RAKE || v > GPU_MAP_SELL)
+        return sim_err_set(err, SIM_EINVAL,
+                           "HORIZON_HZ_MAPPING=%s: allowed 1..%d (rake, strip-mine, dynamic, "
+                           "block per tile, sell)", forced, GPU_MAP_SELL);
+    *mapping = (int)v;
+    return SIM_OK;
+}
+
 int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced)
 {
     int dense_fits = prefix_bytes(g->T, g->r) + dense_bytes(g->T, g->small) <= GPU_HZ_SMEM_MAX;
@@ -132,7 +150,8 @@ typedef gpu_hz_decide_out<true> decide_out;
 /* The tile-sum kernel                                                                         */
 
 /* Persistent grid: each block takes tiles by the mapping (rake: a contiguous run of tiles;
- * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue; block: one tile per block),
+ * strip-mine: every gridDim.x-th tile; dynamic: an atomic queue; block: one tile per block; SELL
+ * runs hz_slice_kernel instead),
  * skips tiles without agents, and for each of the others loads the tile (gpu_hz_block_load) and
  * serves its agents, one per thread (gpu_hz_block_serve). Shared memory: RS*PW uint32 (+ DW*DW
  * uint32 or int64 dense) dynamic, plus the half-width table and the agent deal (~1 KB); see
@@ -179,6 +198,57 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
         gpu_hz_block_serve<MODE, SMALL>(I, D, g, s_hwp, t, ids, cells, by_q, b0, b1, s_count,
                                         s_deal, out);
         __syncthreads(); /* I and D are rebuilt for the next tile */
+    }
+}
+
+/* SELL-C-sigma (gpu_horizon_sell.cuh): the slice order of a launch, a block of
+ * GPU_HZ_SELL_SIGMA threads per window of tiles (gpu_hz_block_sell_order). Shared memory:
+ * SIGMA counts. */
+__global__ void __launch_bounds__(GPU_HZ_SELL_SIGMA)
+hz_sell_order_kernel(const uint32_t *__restrict__ begin, int ntiles, uint32_t *__restrict__ order)
+{
+    __shared__ uint32_t s_counts[GPU_HZ_SELL_SIGMA];
+    gpu_hz_block_sell_order(begin, ntiles, order, s_counts);
+}
+
+/* SELL-C-sigma, sparse mode: a persistent grid whose blocks take slices (GPU_HZ_SELL_C
+ * consecutive tiles of `order`) from the atomic queue, load the slice's regions side by side
+ * (gpu_hz_block_load_slice) and serve its agents together, one per thread, GPU_HZ_THREADS at a
+ * time (gpu_hz_block_serve_items): rounds run full across the slice's tiles, and each agent's
+ * sums come from its own tile's region as in hz_tile_kernel. Shared memory: C*RS*PW uint32
+ * dynamic, plus the half-width table, the agent deal and the slice (~1.3 KB). The launch
+ * bounds of hz_tile_kernel: a thread's work per agent is the same. Requires blockDim.x ==
+ * GPU_HZ_THREADS. */
+template <bool SMALL, class OUT>
+__global__ void __launch_bounds__(GPU_HZ_THREADS, SMALL ? GPU_HZ_MINB_SMALL : GPU_HZ_MINB_LARGE)
+hz_slice_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
+                const uint32_t *__restrict__ cells, const uint32_t *__restrict__ begin,
+                const uint32_t *__restrict__ order, int by_q, unsigned *queue, OUT out)
+{
+    typedef typename hz_acc<SMALL>::type dense_t;
+    extern __shared__ uint4 hz_smem[];
+    __shared__ int s_hwp[2 * SIM_MAX_RADIUS + 5];
+    __shared__ int s_count[32];
+    __shared__ uint16_t s_deal[GPU_HZ_THREADS]; /* dealt position -> index in the chunk */
+    __shared__ gpu_hz_slice s_slice;
+    uint32_t *I = reinterpret_cast<uint32_t *>(hz_smem);
+    const dense_t *no_table = NULL; /* sparse mode reads the prefix rows only */
+    gpu_hz_block_halfwidths(s_hwp, g.r);
+    const unsigned nslices = (unsigned)gpu_hz_sell_slices(g.ntiles);
+    gpu_hz_slice_items items;
+    items.s = &s_slice;
+    items.region_words = g.RS * g.PW;
+
+    for (;;) {
+        __syncthreads(); /* everyone has read the previous slice; publishes hwp the first time */
+        if (gpu_hz_block_next_slice(s_slice, g, order, begin, queue) >= nslices)
+            break;
+        const uint32_t n = gpu_hz_slice_agents(s_slice);
+        if (n == 0)
+            continue; /* a slice of empty tiles (sorted last in their window) */
+        gpu_hz_block_load_slice<SMALL>(I, g, field, s_slice);
+        gpu_hz_block_serve_items<GPU_HMODE_SPARSE, SMALL>(I, no_table, g, s_hwp, items, n, ids,
+                                                          cells, by_q, s_count, s_deal, out);
     }
 }
 
@@ -230,41 +300,78 @@ __global__ void hz_naive_kernel(gpu_hz_geom g, const float *__restrict__ field,
 /* ------------------------------------------------------------------------------------------ */
 /* Dispatch                                                                                    */
 
-template <int MODE, bool SMALL, class OUT>
-static int plan_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+/* Kernel fn's shared-memory settings, once per device (done_on: a bit per device, one set per
+ * kernel instance), and its resident blocks per multiprocessor at p->smem. */
+static int plan_kernel(const void *fn, std::atomic<unsigned long long> &done_on,
+                       const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
     /* The limit is a property of the kernel, shared by every instance in the process: set it to
      * the device's maximum (less the kernel's static shared memory), not to this plan's need,
      * or an instance with a smaller radius made on another thread would lower it under a larger
      * one's launches (invalid argument). */
     /* Once per device (the same values every time; a race sets them twice, harmlessly). */
-    static std::atomic<unsigned long long> done_on(0);
     int dev = 0;
     GPU_CHECK(err, cudaGetDevice(&dev));
     unsigned long long bit = dev < 64 ? 1ull << dev : 0;
     if (!bit || !(done_on.load() & bit)) {
         cudaFuncAttributes fa;
-        GPU_CHECK(err, cudaFuncGetAttributes(&fa, hz_tile_kernel<MODE, SMALL, OUT>));
-        GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+        GPU_CHECK(err, cudaFuncGetAttributes(&fa, fn));
+        GPU_CHECK(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             optin - (int)fa.sharedSizeBytes));
         /* Without this the driver may configure the smallest shared-memory carve-out that fits
          * one block, and the persistent grid sized below would run in several waves. */
-        GPU_CHECK(err, cudaFuncSetAttribute(hz_tile_kernel<MODE, SMALL, OUT>,
-                                            cudaFuncAttributePreferredSharedMemoryCarveout,
+        GPU_CHECK(err, cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
         done_on.fetch_or(bit);
     }
-    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       blocks_per_sm, hz_tile_kernel<MODE, SMALL, OUT>, GPU_HZ_THREADS, p->smem));
+    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, fn,
+                                                                 GPU_HZ_THREADS, p->smem));
     return SIM_OK;
 }
 
+template <int MODE, bool SMALL, class OUT>
+static int plan_tile_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+{
+    static std::atomic<unsigned long long> done_on(0);
+    return plan_kernel((const void *)hz_tile_kernel<MODE, SMALL, OUT>, done_on, p, optin,
+                       blocks_per_sm, err);
+}
+
+template <bool SMALL, class OUT>
+static int plan_slice_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+{
+    static std::atomic<unsigned long long> done_on(0);
+    return plan_kernel((const void *)hz_slice_kernel<SMALL, OUT>, done_on, p, optin,
+                       blocks_per_sm, err);
+}
+
+/* Both consumers' instances of the kernel the plan's mapping launches (SELL: sparse mode). */
 template <int MODE, bool SMALL>
 static int plan_both(const gpu_hz_plan *p, int optin, int *a, int *b, sim_err *err)
 {
-    GPU_TRY((plan_kernel<MODE, SMALL, decide_out>(p, optin, a, err)));
-    return plan_kernel<MODE, SMALL, sums_out>(p, optin, b, err);
+    if (p->mapping == GPU_MAP_SELL) {
+        GPU_TRY((plan_slice_kernel<SMALL, decide_out>(p, optin, a, err)));
+        return plan_slice_kernel<SMALL, sums_out>(p, optin, b, err);
+    }
+    GPU_TRY((plan_tile_kernel<MODE, SMALL, decide_out>(p, optin, a, err)));
+    return plan_tile_kernel<MODE, SMALL, sums_out>(p, optin, b, err);
+}
+
+/* Whether the SELL mapping can run plan p: sparse mode (a dense table per tile would multiply
+ * too), and a slice's GPU_HZ_SELL_C regions within GPU_HZ_SMEM_MAX and the device's limit, less
+ * the slice kernel's static shared memory (the same for both consumers). */
+static int sell_fits(const gpu_hz_plan *p, int optin, int *fits, sim_err *err)
+{
+    *fits = 0;
+    if (p->mode != GPU_HMODE_SPARSE)
+        return SIM_OK;
+    cudaFuncAttributes fa;
+    const void *fn = p->g.small ? (const void *)hz_slice_kernel<true, decide_out>
+                                : (const void *)hz_slice_kernel<false, decide_out>;
+    GPU_CHECK(err, cudaFuncGetAttributes(&fa, fn));
+    const size_t limit = (size_t)(optin < GPU_HZ_SMEM_MAX ? optin : GPU_HZ_SMEM_MAX);
+    *fits = GPU_HZ_SELL_C * p->tile_smem + fa.sharedSizeBytes <= limit;
+    return SIM_OK;
 }
 
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)
@@ -272,18 +379,25 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     int dev = 0, sms = 0, optin = 0;
     p->g = *g;
     p->mode = mode;
-    p->mapping = mapping;
-    p->smem = prefix_bytes(g->T, g->r);
+    p->tile_smem = prefix_bytes(g->T, g->r);
     if (mode == GPU_HMODE_DENSE)
-        p->smem += dense_bytes(g->T, g->small);
+        p->tile_smem += dense_bytes(g->T, g->small);
     GPU_CHECK(err, cudaGetDevice(&dev));
     GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    if (p->smem > (size_t)optin)
+    if (p->tile_smem > (size_t)optin)
         return sim_err_set(err, SIM_EDEVICE,
                            "horizon radius %d needs %zu bytes of shared memory per block; this "
                            "device allows %d (try --backend cpu)",
-                           g->r, p->smem, optin);
+                           g->r, p->tile_smem, optin);
+    if (mapping == GPU_MAP_SELL) {
+        int fits = 0;
+        GPU_TRY(sell_fits(p, optin, &fits, err));
+        if (!fits)
+            mapping = GPU_MAP_DYNAMIC; /* the queue of tiles, one region a block */
+    }
+    p->mapping = mapping;
+    p->smem = mapping == GPU_MAP_SELL ? GPU_HZ_SELL_C * p->tile_smem : p->tile_smem;
     int a = 0, b = 0;
     if (mode == GPU_HMODE_DENSE)
         GPU_TRY(g->small ? plan_both<GPU_HMODE_DENSE, true>(p, optin, &a, &b, err)
@@ -295,12 +409,13 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     if (per_sm < 1)
         per_sm = 1;
     p->per_sm = per_sm;
-    /* One block per tile leaves the hand-out to the hardware scheduler (the baseline the three
-     * persistent mappings are compared with). A persistent grid has no more blocks than tiles:
-     * in a small world (64^2: one tile, 512^2: 64) the blocks beyond them would only start,
-     * contend for the queue's atomic and leave, microseconds of every step. */
-    p->blocks = mapping == GPU_MAP_BLOCK || g->ntiles < per_sm * sms ? g->ntiles
-                                                                     : per_sm * sms;
+    /* One block per tile leaves the hand-out to the hardware scheduler (the baseline the
+     * persistent mappings are compared with). A persistent grid has no more blocks than units
+     * of work (tiles, or SELL's slices): in a small world (64^2: one tile, 512^2: 64) the blocks
+     * beyond them would only start, contend for the queue's atomic and leave, microseconds of
+     * every step. */
+    const int units = mapping == GPU_MAP_SELL ? gpu_hz_sell_slices(g->ntiles) : g->ntiles;
+    p->blocks = mapping == GPU_MAP_BLOCK || units < per_sm * sms ? units : per_sm * sms;
     if (p->blocks < 1)
         p->blocks = 1;
     return SIM_OK;
@@ -319,10 +434,33 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
     return SIM_OK;
 }
 
+/* The SELL mapping's launches (sparse mode): the slice order of these bins into ag->order, then
+ * the slices, on the same stream. */
+template <bool SMALL, class OUT>
+static int launch_slices(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
+                         unsigned *d_queue, int queue_zeroed, OUT out, cudaStream_t s,
+                         sim_err *err)
+{
+    if (!queue_zeroed)
+        GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
+    const int windows = (p->g.ntiles + GPU_HZ_SELL_SIGMA - 1) / GPU_HZ_SELL_SIGMA;
+    hz_sell_order_kernel<<<windows, GPU_HZ_SELL_SIGMA, 0, s>>>(ag->begin, p->g.ntiles,
+                                                               ag->order);
+    GPU_CHECK_LAUNCH(err, s);
+    hz_slice_kernel<SMALL, OUT><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
+        p->g, d_field, ag->ids, ag->cells, ag->begin, ag->order, ag->by_q, d_queue, out);
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
 template <class OUT>
 static int launch_any(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
                       unsigned *d_queue, int queue_zeroed, OUT out, cudaStream_t s, sim_err *err)
 {
+    if (p->mapping == GPU_MAP_SELL) /* sparse mode only (gpu_hz_plan_make) */
+        return p->g.small ? launch_slices<true>(p, ag, d_field, d_queue, queue_zeroed, out, s, err)
+                          : launch_slices<false>(p, ag, d_field, d_queue, queue_zeroed, out, s,
+                                                 err);
     if (p->mode == GPU_HMODE_DENSE)
         return p->g.small ? launch_tiles<GPU_HMODE_DENSE, true>(p, ag, d_field, d_queue,
                                                                 queue_zeroed, out, s, err)
@@ -340,6 +478,7 @@ gpu_hz_agents gpu_hz_agents_of(const gpu_bins *b, const uint32_t *d_cells)
     ag.ids = b->d_id_out;
     ag.begin = b->d_begin;
     ag.cells = d_cells;
+    ag.order = b->d_order;
     ag.by_q = 0;
     return ag;
 }

@@ -27,21 +27,25 @@ typedef struct gpu_hz_geom {
     int ntx, nty, ntiles;
 } gpu_hz_geom;
 
-/* A launch plan: geometry, mode (GPU_HMODE_DENSE/SPARSE), mapping (GPU_MAP_RAKE/STRIP/DYNAMIC),
- * persistent grid size and dynamic shared memory in bytes. */
+/* A launch plan: geometry, mode (GPU_HMODE_DENSE/SPARSE), mapping (GPU_MAP_*, the one that runs:
+ * GPU_MAP_SELL only where it can, see gpu_hz_plan_make), persistent grid size and dynamic shared
+ * memory in bytes. */
 typedef struct gpu_hz_plan {
     gpu_hz_geom g;
     int mode, mapping;
     int blocks, per_sm; /* grid size; resident blocks per multiprocessor */
-    size_t smem;
+    size_t smem;        /* of the tile-sum kernel's launch: GPU_HZ_SELL_C regions for SELL */
+    size_t tile_smem;   /* of one tile: its region, and in dense mode its table */
 } gpu_hz_plan;
 
 
 /* Agents binned by tile as the tile-sum kernel reads them: ids[q] in tile order (q), tile t's
  * run begin[t] .. begin[t+1], and their cells, by tile order (cells[q], by_q = 1: the step's
- * own bins, gpu_step.cu) or by id (cells[ids[q]], by_q = 0: gpu_bins). */
+ * own bins, gpu_step.cu) or by id (cells[ids[q]], by_q = 0: gpu_bins). order: scratch of
+ * ntiles entries beside the bins, where the SELL mapping's launch writes its slice order. */
 typedef struct gpu_hz_agents {
     const uint32_t *ids, *begin, *cells;
+    uint32_t *order;
     int by_q;
 } gpu_hz_agents;
 
@@ -68,16 +72,27 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g);
  * shared memory does not fit), else from density and radius (gpu_policy.h). */
 int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced);
 
-/* Sets the kernels' shared-memory limit and sizes the persistent grid from occupancy. */
+/* Sets the kernels' shared-memory limit and sizes the persistent grid from occupancy. A
+ * GPU_MAP_SELL plan runs as GPU_MAP_DYNAMIC (p->mapping says so) in dense mode, or where the
+ * GPU_HZ_SELL_C regions of a slice do not fit a block's shared memory (GPU_HZ_SMEM_MAX or the
+ * device's, less the kernel's static). */
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err);
+
+/* The mapping a plan gets when the tuning leaves it automatic: GPU_HZ_MAPPING, or N from the
+ * environment variable HORIZON_HZ_MAPPING=N (1..5, GPU_MAP_*; a measuring aid, so that whole
+ * runs can be timed under each mapping; empty counts as unset). SIM_EINVAL naming the variable
+ * for another value. */
+int gpu_hz_auto_mapping(int *mapping, sim_err *err);
 
 /* Tile-sum kernel, decide flavour: for every binned agent the 9 candidate sums, the decision
  * (sim_decide) and the claim (64-bit atomicMax) of an empty target. d_queue: one counter for the
- * dynamic mapping (reset here unless a->queue_zeroed). */
+ * dynamic and SELL mappings (reset here unless a->queue_zeroed). The SELL mapping launches its
+ * slice-order kernel first, on the same stream (into ag->order). */
 int gpu_hz_decide(const gpu_hz_plan *p, const gpu_hz_agents *ag, const float *d_field,
                   const gpu_decide_args *a, unsigned *d_queue, cudaStream_t s, sim_err *err);
 
-/* Tile-sum kernel, sums flavour: d_sums[9*i + c] for the n binned cells. */
+/* Tile-sum kernel, sums flavour: d_sums[9*i + c] for the n binned cells (b->d_order: the SELL
+ * mapping's scratch). */
 int gpu_hz_sums(const gpu_hz_plan *p, const gpu_bins *b, const float *d_field,
                 const uint32_t *d_cells, int64_t *d_sums, unsigned *d_queue, cudaStream_t s,
                 sim_err *err);

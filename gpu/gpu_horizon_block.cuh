@@ -9,10 +9,13 @@
  *                            disk sums D of the tile plus a ring of one, in shared memory;
  *   gpu_hz_block_serve       the tile's agents, dealt to threads by shared-memory bank, each
  *                            thread computing one agent's 9 sums (gpu_hz_block_agent_sums) and
- *                            handing them to the consumer (gpu_hz_decide_out in a step).
+ *                            handing them to the consumer (gpu_hz_decide_out in a step): the
+ *                            one-tile case of gpu_hz_block_serve_items, which also serves the
+ *                            agents of several tiles loaded side by side (a SELL slice,
+ *                            gpu_horizon_sell.cuh).
  * Shared memory a block needs (the kernel declares it and passes it in):
  *   dynamic: I = RS*PW uint32, then in dense mode D = DW*DW uint32 (small) or int64 (PW % 4 == 0,
- *            so D is 16-byte aligned); gpu_hz_plan.smem bytes;
+ *            so D is 16-byte aligned); gpu_hz_plan.tile_smem bytes;
  *   static:  hwp int[2*SIM_MAX_RADIUS + 5], count int[32], deal uint16[GPU_HZ_THREADS] (~1 KB).
  * Synchronisation: every routine that writes shared memory ends with the __syncthreads that
  * publishes it, except gpu_hz_block_halfwidths (the first barrier of gpu_hz_block_load
@@ -370,46 +373,57 @@ __device__ __forceinline__ void gpu_hz_block_agent_sums(const uint32_t *I,
     }
 }
 
-/* Serves the agents b0 .. b1 - 1 (tile order q) of tile t, whose I (and D) are loaded:
- * out(q, id, x, y, sums) for each. Thread mapping: the agents go GPU_HZ_THREADS at a time, dealt
- * to lanes by shared-memory bank: every load an agent makes sits at a fixed offset from its base
- * word (base + row * pitch + column), the same offsets for all lanes of a warp, so lanes whose
- * bases differ modulo 32 (4-byte banks; 16 bank pairs for an int64 dense table) never conflict.
- * A counting sort on the bank (count[32]) followed by a strided deal (deal[GPU_HZ_THREADS])
- * gives each warp about one agent per bank; random placement would give ~3-way conflicts. Only
- * the thread an agent lands on depends on the (atomic) order; every result is a function of the
- * agent alone. Ends after a barrier (deal may be refilled); the caller syncs before I and D are
- * rebuilt. Requires blockDim.x == GPU_HZ_THREADS. */
-template <int MODE, bool SMALL, class OUT>
+/* One agent of a block's work: its place q in tile order, its tile t, and the word offset `at`
+ * of that tile's region (prefix rows) in the block's dynamic shared memory. */
+typedef struct gpu_hz_item {
+    uint32_t q;
+    int at;
+    gpu_hz_tile t;
+} gpu_hz_item;
+
+/* Serves the n items of a block's work: items(j) (j < n) names item j (gpu_hz_item), whose
+ * tile's region (and dense table) are loaded; out(q, id, x, y, sums) for each. One tile's agents
+ * (gpu_hz_block_serve) or a SELL slice's (gpu_horizon_sell.cuh). Thread mapping: the items go
+ * GPU_HZ_THREADS at a time, dealt to lanes by shared-memory bank: every load an agent makes sits
+ * at a fixed offset from its base word (its region's offset + row * pitch + column), the same
+ * offsets for all lanes of a warp, so lanes whose bases differ modulo 32 (4-byte banks; 16 bank
+ * pairs for an int64 dense table) never conflict. A counting sort on the bank (count[32])
+ * followed by a strided deal (deal[GPU_HZ_THREADS]) gives each warp about one agent per bank;
+ * random placement would give ~3-way conflicts. Only the thread an agent lands on depends on the
+ * (atomic) order; every result is a function of the agent alone. Ends after a barrier (deal may
+ * be refilled); the caller syncs before I and D are rebuilt. Requires blockDim.x ==
+ * GPU_HZ_THREADS. */
+template <int MODE, bool SMALL, class ITEMS, class OUT>
 __device__ __forceinline__ void
-gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
-                   const int *hwp, const gpu_hz_tile &t, const uint32_t *ids,
-                   const uint32_t *cells, int by_q, uint32_t b0, uint32_t b1,
-                   int *count, uint16_t *deal, const OUT &out)
+gpu_hz_block_serve_items(const uint32_t *I, const typename hz_acc<SMALL>::type *D,
+                         const gpu_hz_geom &g, const int *hwp, const ITEMS &items, uint32_t n,
+                         const uint32_t *ids, const uint32_t *cells, int by_q, int *count,
+                         uint16_t *deal, const OUT &out)
 {
     const int nbank = MODE == GPU_HMODE_DENSE && !SMALL ? 16 : 32;
-    for (uint32_t c0 = b0; c0 < b1; c0 += GPU_HZ_THREADS) {
-        const int nc = (int)min((uint32_t)GPU_HZ_THREADS, b1 - c0);
+    for (uint32_t c0 = 0; c0 < n; c0 += GPU_HZ_THREADS) {
+        const int nc = (int)min((uint32_t)GPU_HZ_THREADS, n - c0);
         if (threadIdx.x < 32)
             count[threadIdx.x] = 0;
         __syncthreads();
         uint32_t id = 0, cell = 0;
         int bucket = 0, rank = 0;
         if ((int)threadIdx.x < nc) {
-            const uint32_t q0 = c0 + threadIdx.x;
-            cell = by_q ? cells[q0] : cells[ids[q0]];
+            const gpu_hz_item it = items(c0 + threadIdx.x);
+            cell = by_q ? cells[it.q] : cells[ids[it.q]];
             int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
-            bucket = (MODE == GPU_HMODE_DENSE ? (y - t.ty0 + 1) * g.DW + (x - t.tx0 + 1)
-                                              : (y - t.oy) * g.PW + (x - t.ox)) &
+            bucket = (MODE == GPU_HMODE_DENSE
+                          ? (y - it.t.ty0 + 1) * g.DW + (x - it.t.tx0 + 1)
+                          : it.at + (y - it.t.oy) * g.PW + (x - it.t.ox)) &
                      (nbank - 1);
             rank = atomicAdd(&count[bucket], 1);
         }
         __syncthreads();
         if (threadIdx.x == 0)
             for (int b = 0, acc = 0; b < nbank; b++) {
-                int n = count[b];
+                int k = count[b];
                 count[b] = acc;
-                acc += n;
+                acc += k;
             }
         __syncthreads();
         if ((int)threadIdx.x < nc)
@@ -417,16 +431,46 @@ gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, con
         __syncthreads();
         const int pos = (threadIdx.x & 31) * (GPU_HZ_THREADS / 32) + (threadIdx.x >> 5);
         if (pos < nc) {
-            const uint32_t q = c0 + deal[pos]; /* cells: L1 hits by now */
-            id = ids[q];
-            cell = by_q ? cells[q] : cells[id];
+            const gpu_hz_item it = items(c0 + deal[pos]);
+            id = ids[it.q];
+            cell = by_q ? cells[it.q] : cells[id]; /* cells: L1 hits by now */
             int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
             int64_t s[SIM_NCAND];
-            gpu_hz_block_agent_sums<MODE, SMALL>(I, D, g, hwp, t, x, y, s);
-            out(q, id, x, y, s);
+            gpu_hz_block_agent_sums<MODE, SMALL>(I + it.at, D, g, hwp, it.t, x, y, s);
+            out(it.q, id, x, y, s);
         }
         __syncthreads(); /* deal is refilled for the next chunk */
     }
+}
+
+/* Item j of one tile's agents: agent b0 + j of tile t, whose region starts the shared memory. */
+struct gpu_hz_tile_items {
+    gpu_hz_tile t;
+    uint32_t b0;
+    __device__ __forceinline__ gpu_hz_item operator()(uint32_t j) const
+    {
+        gpu_hz_item it;
+        it.q = b0 + j;
+        it.at = 0;
+        it.t = t;
+        return it;
+    }
+};
+
+/* Serves the agents b0 .. b1 - 1 (tile order q) of tile t, whose I (and D) are loaded:
+ * gpu_hz_block_serve_items over them (thread mapping, banks and barriers there). */
+template <int MODE, bool SMALL, class OUT>
+__device__ __forceinline__ void
+gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
+                   const int *hwp, const gpu_hz_tile &t, const uint32_t *ids,
+                   const uint32_t *cells, int by_q, uint32_t b0, uint32_t b1,
+                   int *count, uint16_t *deal, const OUT &out)
+{
+    gpu_hz_tile_items items;
+    items.t = t;
+    items.b0 = b0;
+    gpu_hz_block_serve_items<MODE, SMALL>(I, D, g, hwp, items, b1 - b0, ids, cells, by_q, count,
+                                          deal, out);
 }
 
 /* ---- The decide consumer: what happens to an agent's 9 sums in a step ---- */

@@ -41,6 +41,14 @@
 #define GPU_HZ_KAPPA 1.1
 /* Default tile mapping (GPU_MAP_*), the winner of `horizon bench`'s mapping section. */
 #define GPU_HZ_MAPPING 3
+/* The SELL-C-sigma mapping (GPU_MAP_SELL, gpu_horizon_sell.cuh): tiles sorted by agent count
+ * within windows of SIGMA consecutive tiles (one block ranks a window: at most 1024), and taken
+ * C at a time (a slice), so that a block's rounds of GPU_HZ_THREADS agents are full; a block
+ * holds C regions at once (C times a tile's shared memory). C = 2: two tiles of the large
+ * scenario's ~256 agents fill two rounds, and at r = 8 a block's ~56 KB leave 3 blocks per
+ * multiprocessor. Chosen by reasoning, not yet by measurement (`horizon bench`'s mappings). */
+#define GPU_HZ_SELL_SIGMA 128
+#define GPU_HZ_SELL_C 2
 
 /* ---- Agent binning (gpu_bins.cu) ---- */
 #define GPU_BIN_THREADS 256

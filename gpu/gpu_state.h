@@ -4,11 +4,12 @@
  * Device memory, all allocated once in create: two field buffers (4 + 4 B/cell), the claim word
  * (8 B/cell: 0, or the best claim of this step), the occupancy bitmap (1 bit/cell), column sums
  * (8 B/column); per agent its cell, target and key (16 B) plus the two sets of bins (ids and
- * cells in tile order, 16 B) and the rank in the next bins (4 B); per tile two run starts and a
- * count (12 B). About 16.1 B/cell + 36 B/agent. The read-back rings of batched steps
- * (gpu_step_batch): SIM_STEP_BATCH_MAX control blocks on the device and pinned (10 KB each, in
- * create) and, taken on first use, column sums for the steps of a batch that want statistics
- * (8 B/column per slot, device and pinned, up to SIM_STEP_BATCH_MAX slots). */
+ * cells in tile order, 16 B) and the rank in the next bins (4 B); per tile two run starts, a
+ * count and the SELL mapping's slice order (16 B). About 16.1 B/cell + 36 B/agent. The read-back
+ * rings of batched steps (gpu_step_batch): SIM_STEP_BATCH_MAX control blocks on the device and
+ * pinned (10 KB each, in create) and, taken on first use, column sums for the steps of a batch
+ * that want statistics (8 B/column per slot, device and pinned, up to SIM_STEP_BATCH_MAX
+ * slots). */
 #ifndef GPU_STATE_H
 #define GPU_STATE_H
 

@@ -150,6 +150,7 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
     ag.ids = b->ids[b->cur];
     ag.begin = b->begin[b->cur];
     ag.cells = b->cells[b->cur];
+    ag.order = b->order;
     ag.by_q = 1;
     gpu_decide_args a;
     a.seed = st->sc.seed;

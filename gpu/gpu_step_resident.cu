@@ -272,7 +272,7 @@ int gpu_step_resident_plan(gpu_state *st, sim_err *err)
                                         optin - (int)fa.sharedSizeBytes));
     int per_sm = 0;
     GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, GPU_HZ_THREADS,
-                                                                 st->plan.smem));
+                                                                 st->plan.tile_smem));
     const int64_t fit = (int64_t)per_sm * sms;
     const int64_t by_cells =
         (st->cells + (int64_t)GPU_HZ_THREADS * GPU_RES_CELLS_PER_THREAD - 1) /
@@ -335,8 +335,10 @@ int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, si
     if (profile)
         GPU_CHECK(err, cudaMalloc((void **)&a.prof, prof_n * sizeof(long long)));
     void *args[] = {&a};
+    /* One tile's shared memory whatever the plan's mapping: blocks here take single tiles. */
     GPU_CHECK(err, cudaLaunchCooperativeKernel((const void *)kernel_for(st), dim3(st->res_blocks),
-                                               dim3(GPU_HZ_THREADS), args, st->plan.smem, s));
+                                               dim3(GPU_HZ_THREADS), args, st->plan.tile_smem,
+                                               s));
     GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     GPU_CHECK(err, cudaStreamSynchronize(s));

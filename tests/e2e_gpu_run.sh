@@ -57,6 +57,18 @@ compare wall "$S/default.ini" --steps 25 --set world.boundary=wall --set agents.
 compare fixed "$S/default.ini" --steps 25 --set world.boundary=fixed --set world.fixed_left=3 \
     --set agents.radius=0 --set agents.density=1 --set world.width=64 --set world.height=48
 
+# HORIZON_HZ_MAPPING=5 (a measuring aid) runs the tile-sum kernel under the SELL mapping: the
+# same stats and frames; a value outside 1..5 is refused with a message naming the variable.
+HORIZON_HZ_MAPPING=5 compare sell "$S/large.ini" --steps 20 --set agents.count=30000 \
+    --set world.width=640 --set world.height=480
+rc=0
+HORIZON_HZ_MAPPING=9 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badmap" \
+    --quiet --set world.width=64 --set world.height=64 2>"$T/badmap.txt" || rc=$?
+[ "$rc" -ne 0 ] || fail "HORIZON_HZ_MAPPING=9: the run succeeded"
+grep -q 'HORIZON_HZ_MAPPING=9' "$T/badmap.txt" ||
+    fail "HORIZON_HZ_MAPPING=9: unclear message: $(cat "$T/badmap.txt")"
+echo "ok: HORIZON_HZ_MAPPING"
+
 # `info` with a scenario reports the device-memory estimate.
 "$HZ" info "$S/large.ini" >"$T/info.txt" || fail "info exited $?"
 grep -q 'cuda memory estimate' "$T/info.txt" || fail "info: no cuda memory estimate"

@@ -126,7 +126,7 @@ static void test_count_and_release(void **state)
     small_scenario(&sc);
     long n = count_create(&sc);
     /* fields, claims, column sums, control, 3 agent arrays, occupancy, 2 x 3 bins, counts,
-     * ranks, 2 pinned readback buffers */
+     * ranks, the SELL mapping's tile order, 2 pinned readback buffers */
     assert_true(n >= 15);
     /* the switch counts from its own call and is off again at 0 */
     gpu_alloc_fail_at(0);

@@ -1,10 +1,11 @@
 /* test_gpu_horizon.c - the CUDA backend's horizon sums in both modes (dense, sparse) and every
  * tile mapping against the brute-force disk sum (sim_horizon_disk_brute), on grids from 1x1 to
  * many tiles, radii 0..64, periodic and bounded, with NaN, huge and negative field values and
- * with every cell at the fixed-point clamp (the limits of the GPU's 32-bit prefix rows); the
- * paint brush against the CPU backend's; and sim_compose on the CUDA backend against
- * render_frame_compose pixel for pixel. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs
- * fewer cases. */
+ * with every cell at the fixed-point clamp (the limits of the GPU's 32-bit prefix rows); queries
+ * crowded into a few tiles (tiles of very different counts, for the SELL mapping's sort and its
+ * rounds across tiles); the paint brush against the CPU backend's; and sim_compose on the CUDA
+ * backend against render_frame_compose pixel for pixel. Skipped (77) without a usable GPU.
+ * HZ_GPU_QUICK=1 runs fewer cases. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,11 @@
 #include "sim_rules.h"
 
 static int quick;
+
+/* The mappings the cases take in turn (one block per tile and SELL run in test_sums_many_tiles
+ * and test_sums_crowded too). */
+static const int mappings[] = {GPU_MAP_RAKE, GPU_MAP_STRIP, GPU_MAP_DYNAMIC, GPU_MAP_SELL};
+#define NMAPPINGS ((int)(sizeof mappings / sizeof mappings[0]))
 
 static sim_scenario world(int w, int h, int boundary, int r)
 {
@@ -85,8 +91,21 @@ static void fill_kind(float *f, int w, int h, int kind, hz_rng *rng)
                                   : y % 2 ? SIM_FIX_CLAMP : -SIM_FIX_CLAMP;
 }
 
-static void check_case_fill(int w, int h, int boundary, int r, int nq, int mapping, int fill,
-                            hz_rng *rng)
+/* A query cell: uniform over the grid, or with `crowd` mostly in a few small squares (so that
+ * some tiles hold hundreds of queries, several rounds of a block, and most hold few). */
+static uint32_t query_cell(int w, int h, int crowd, hz_rng *rng)
+{
+    if (!crowd || hz_below(rng, 4) == 0)
+        return (uint32_t)hz_below(rng, (uint64_t)w * (uint64_t)h);
+    static const int spots[][2] = {{0, 0}, {70, 40}, {200, 100}, {500, 300}};
+    const int k = (int)hz_below(rng, 4), side = 9 + 7 * k;
+    const int x = (spots[k][0] + (int)hz_below(rng, (uint64_t)side)) % w;
+    const int y = (spots[k][1] + (int)hz_below(rng, (uint64_t)side)) % h;
+    return (uint32_t)((int64_t)y * w + x);
+}
+
+static void check_case_full(int w, int h, int boundary, int r, int nq, int mapping, int fill,
+                            int crowd, hz_rng *rng)
 {
     sim_scenario sc = world(w, h, boundary, r);
     int64_t cells = (int64_t)w * h;
@@ -103,7 +122,7 @@ static void check_case_fill(int w, int h, int boundary, int r, int nq, int mappi
     q[n++] = (uint32_t)((int64_t)(h - 1) * w);
     q[n++] = (uint32_t)(cells - 1);
     for (int i = 0; i < nq; i++) /* duplicates allowed */
-        q[n++] = (uint32_t)hz_below(rng, (uint64_t)cells);
+        q[n++] = query_cell(w, h, crowd, rng);
     const int periodic = boundary == SIM_BOUNDARY_PERIODIC;
     sim *g = create_state(&sc, gpu_cuda_backend(), field, NULL, 0);
     for (int mode = GPU_HMODE_DENSE; mode <= GPU_HMODE_SPARSE; mode++) {
@@ -139,6 +158,12 @@ static void check_case_fill(int w, int h, int boundary, int r, int nq, int mappi
     free(sums);
 }
 
+static void check_case_fill(int w, int h, int boundary, int r, int nq, int mapping, int fill,
+                            hz_rng *rng)
+{
+    check_case_full(w, h, boundary, r, nq, mapping, fill, 0, rng);
+}
+
 static void check_case(int w, int h, int boundary, int r, int nq, int mapping, hz_rng *rng)
 {
     check_case_fill(w, h, boundary, r, nq, mapping, FILL_RANDOM, rng);
@@ -154,11 +179,11 @@ static void test_sums_saturated(void **state)
     static const int radii[] = {8, 9, 10, 32, 64};
     for (int ri = 0; ri < 5; ri++)
         for (int fill = FILL_MAX; fill <= FILL_ROWS; fill++) {
-            check_case_fill(200, 131, SIM_BOUNDARY_PERIODIC, radii[ri], 40, 1 + fill % 3, fill,
-                            &rng);
+            check_case_fill(200, 131, SIM_BOUNDARY_PERIODIC, radii[ri], 40,
+                            mappings[(fill + ri) % NMAPPINGS], fill, &rng);
             if (!quick)
-                check_case_fill(67, 45, SIM_BOUNDARY_WALL, radii[ri], 40, 1 + ri % 3, fill,
-                                &rng);
+                check_case_fill(67, 45, SIM_BOUNDARY_WALL, radii[ri], 40,
+                                mappings[(ri + 2 * fill) % NMAPPINGS], fill, &rng);
         }
 }
 
@@ -175,7 +200,8 @@ static void test_sums_vs_brute(void **state)
         for (int ri = 0; ri < nradii; ri++)
             for (int b = 0; b < 3; b += 1 + (quick || ri % 2)) {
                 int r = quick && ri == nradii - 1 ? 64 : radii[ri];
-                check_case(sizes[s][0], sizes[s][1], b, r, quick ? 20 : 60, 1 + k++ % 3, &rng);
+                check_case(sizes[s][0], sizes[s][1], b, r, quick ? 20 : 60,
+                           mappings[k++ % NMAPPINGS], &rng);
             }
 }
 
@@ -184,12 +210,36 @@ static void test_sums_many_tiles(void **state)
 {
     (void)state;
     hz_rng rng = {0xBADC0DEull};
-    for (int map = GPU_MAP_RAKE; map <= GPU_MAP_DYNAMIC; map++) {
+    for (int map = GPU_MAP_RAKE; map <= GPU_MAP_SELL; map++) {
         check_case(quick ? 300 : 1000, quick ? 200 : 700, SIM_BOUNDARY_PERIODIC, 8,
                    quick ? 2000 : 20000, map, &rng);
         check_case(quick ? 250 : 777, quick ? 150 : 333, SIM_BOUNDARY_WALL, 3,
                    quick ? 2000 : 20000, map, &rng);
     }
+}
+
+/* Queries crowded into a few tiles: tiles of a few queries beside tiles of several hundred (more
+ * than a block's round), empty tiles, and tile counts that are not a multiple of SELL's window
+ * or slice (777x333 in tiles of 32: 275; 1000x700 in tiles of 64: 176; 67x45 and 200x131 in
+ * tiles of 16: 15 and 117), radii 3 to 64 (SELL's two regions of r = 64 take ~178 KB). Every
+ * mapping, so that SELL's sums are checked against the brute force as the others'; every case
+ * runs both modes, and in dense mode SELL runs as the dynamic mapping. */
+static void test_sums_crowded(void **state)
+{
+    (void)state;
+    hz_rng rng = {0xC20D0ull};
+    /* width, height, boundary, radius, queries (fewer for large disks: the brute force costs
+     * a disk a candidate) */
+    static const int cases[][5] = {{777, 333, SIM_BOUNDARY_PERIODIC, 8, 6000},
+                                   {1000, 700, SIM_BOUNDARY_WALL, 3, 6000},
+                                   {67, 45, SIM_BOUNDARY_PERIODIC, 17, 3000},
+                                   {777, 333, SIM_BOUNDARY_WALL, 32, 2000},
+                                   {200, 131, SIM_BOUNDARY_PERIODIC, 64, 800}};
+    const int ncases = quick ? 3 : 5;
+    for (int i = 0; i < ncases; i++)
+        for (int map = GPU_MAP_RAKE; map <= GPU_MAP_SELL; map++)
+            check_case_full(cases[i][0], cases[i][1], cases[i][2], cases[i][3],
+                            quick ? cases[i][4] / 4 : cases[i][4], map, FILL_RANDOM, 1, &rng);
 }
 
 static void test_paint_matches_cpu(void **state)
@@ -313,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_sums_vs_brute),
         cmocka_unit_test(test_sums_saturated),
         cmocka_unit_test(test_sums_many_tiles),
+        cmocka_unit_test(test_sums_crowded),
         cmocka_unit_test(test_paint_matches_cpu),
         cmocka_unit_test(test_compose_matches_host),
     };

@@ -1,9 +1,10 @@
 /* test_gpu_step.c - the CUDA backend against the CPU oracle, step by step: every shipped
  * scenario at a reduced size, 20 random small scenarios (odd sizes, r = 0..32, every boundary,
  * densities from empty to full, 0..12 sweeps), and one multi-tile world under every horizon mode
- * and tile mapping. Each step compares moved, the checksum and every statistic; the final field
- * and agent positions are compared byte for byte. Skipped (77) without a usable GPU.
- * HZ_GPU_QUICK=1 runs fewer and shorter cases (for compute-sanitizer). */
+ * and tile mapping, also chosen by HORIZON_HZ_MAPPING. Each step compares moved, the checksum
+ * and every statistic; the final field and agent positions are compared byte for byte. Skipped
+ * (77) without a usable GPU. HZ_GPU_QUICK=1 runs fewer and shorter cases (for
+ * compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,14 +204,15 @@ static void test_random_scenarios(void **state)
     }
 }
 
-/* A world of many tiles in both horizon modes and every mapping, with the fusion depth varied. */
+/* A world of many tiles in both horizon modes and every mapping (SELL runs as dynamic in dense
+ * mode), with the fusion depth varied. */
 static void test_modes_and_mappings(void **state)
 {
     (void)state;
     static const char *const bnd[] = {"world.boundary=periodic", "world.boundary=wall"};
     for (int b = 0; b < 2; b++)
         for (int mode = GPU_HMODE_DENSE; mode <= GPU_HMODE_SPARSE; mode++)
-            for (int map = GPU_MAP_RAKE; map <= GPU_MAP_DYNAMIC; map++) {
+            for (int map = GPU_MAP_RAKE; map <= GPU_MAP_SELL; map++) {
                 sim_scenario sc;
                 sim_scenario_defaults(&sc);
                 set(&sc, quick ? "world.width=131" : "world.width=301");
@@ -221,12 +223,45 @@ static void test_modes_and_mappings(void **state)
                 set(&sc, "field.sweeps=5");
                 set(&sc, "agents.noise=0.2");
                 setf(&sc, "run.seed=%d", 100 + map);
-                gpu_tuning t = {mode, map, 1 + map * 2, 0, 0};
+                /* fuse_max 3, 5, 7, 1, 3 (allowed 1..8) */
+                gpu_tuning t = {mode, map, 1 + (map * 2) % 8, 0, 0};
                 char label[96];
                 snprintf(label, sizeof label, "%s mode %d mapping %d fuse %d", bnd[b], mode, map,
                          t.fuse_max);
                 run_pair(&sc, quick ? 3 : 8, &t, label);
             }
+}
+
+/* HORIZON_HZ_MAPPING=N picks the mapping of instances whose tuning leaves it automatic (a
+ * measuring aid): with 5 (SELL) the steps are still the CPU's; a value outside 1..5 fails the
+ * create with a message naming the variable. The variable's earlier value is put back. */
+static void test_mapping_from_environment(void **state)
+{
+    (void)state;
+    const char *before = getenv("HORIZON_HZ_MAPPING");
+    char *saved = before ? strdup(before) : NULL;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    set(&sc, quick ? "world.width=131" : "world.width=301");
+    set(&sc, quick ? "world.height=97" : "world.height=257");
+    set(&sc, "agents.density=0.05");
+    set(&sc, "agents.radius=8");
+    assert_int_equal(setenv("HORIZON_HZ_MAPPING", "5", 1), 0);
+    run_pair(&sc, quick ? 3 : 8, NULL, "HORIZON_HZ_MAPPING=5");
+    static const char *const bad[] = {"9", "0", "sell", "3x"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(setenv("HORIZON_HZ_MAPPING", bad[i], 1), 0);
+        sim *g = NULL;
+        sim_err err = {{0}};
+        assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_EINVAL);
+        assert_null(g);
+        hz_assert_contains(err.msg, "HORIZON_HZ_MAPPING");
+    }
+    if (saved)
+        assert_int_equal(setenv("HORIZON_HZ_MAPPING", saved, 1), 0);
+    else
+        assert_int_equal(unsetenv("HORIZON_HZ_MAPPING"), 0);
+    free(saved);
 }
 
 static void test_tune_rejects(void **state)
@@ -244,6 +279,12 @@ static void test_tune_rejects(void **state)
     hz_assert_contains(err.msg, "horizon_mode");
     gpu_tuning bad2 = {0, 0, 9, 0, 0};
     assert_int_equal(gpu_tune(g, &bad2, &err), SIM_EINVAL);
+    gpu_tuning bad3 = {0, GPU_MAP_SELL + 1, 0, 0, 0};
+    assert_int_equal(gpu_tune(g, &bad3, &err), SIM_EINVAL);
+    hz_assert_contains(err.msg, "mapping");
+    gpu_tuning sell = {0, GPU_MAP_SELL, 0, 0, 0};
+    if (gpu_tune(g, &sell, &err) != SIM_OK)
+        fail_msg("gpu_tune to the SELL mapping: %s", err.msg);
     uint32_t cell = 40 * 30;
     int64_t sums[9];
     assert_int_equal(sim_horizon(g, &cell, 1, sums), SIM_EINVAL);
@@ -301,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_random_scenarios),
         cmocka_unit_test(test_modes_and_mappings),
+        cmocka_unit_test(test_mapping_from_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
