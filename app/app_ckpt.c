@@ -1,120 +1,84 @@
 /* app_ckpt.c - checkpoints on a writer thread (app_ckpt.h). */
 #include "app_ckpt.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "app_writer.h"
+
 struct app_ckpt {
-    const sim_checkpoint *ck; /* the job: set while one is queued or being written */
+    const sim_checkpoint *ck; /* the job's state, path and step: fixed while it is queued */
     char path[SIM_PATH_MAX + 32];
     int64_t step;
-    int64_t written;          /* step of the newest checkpoint written, -1: none since a wait */
-    int quit;
-    int rc;                   /* the last write's failure, not reported yet */
-    sim_err err;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    int64_t written; /* step of the newest checkpoint written, -1: none since the last report */
+    app_writer *w;   /* one slot: one checkpoint in flight */
 };
 
-static void *writer(void *arg)
+static int write_ckpt(void *ctx, int slot, sim_err *err)
 {
-    app_ckpt *w = arg;
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->ck && !w->quit)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->ck)
-            break;
-        const sim_checkpoint *ck = w->ck;
-        pthread_mutex_unlock(&w->mu);
-        sim_err err;
-        int rc = sim_checkpoint_write(ck, w->path, &err); /* path and step: fixed while ck set */
-        pthread_mutex_lock(&w->mu);
-        if (rc != SIM_OK) {
-            w->rc = rc;
-            w->err = err;
-        } else {
-            w->written = w->step;
-        }
-        w->ck = NULL;
-        pthread_cond_broadcast(&w->cv);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
+    (void)slot;
+    app_ckpt *c = ctx;
+    int rc = sim_checkpoint_write(c->ck, c->path, err);
+    if (rc == SIM_OK)
+        c->written = c->step; /* read after the writer's lock says the job is done */
+    return rc;
 }
 
 int app_ckpt_create(app_ckpt **out, sim_err *err)
 {
     *out = NULL;
-    app_ckpt *w = calloc(1, sizeof *w);
-    if (!w)
+    app_ckpt *c = calloc(1, sizeof *c);
+    if (!c)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for the checkpoint writer");
-    w->written = -1;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, writer, w) != 0) {
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
-        free(w);
-        return sim_err_set(err, SIM_EIO, "cannot start the checkpoint writer");
+    c->written = -1;
+    int rc = app_writer_create(1, write_ckpt, c, "checkpoint writer", &c->w, err);
+    if (rc != SIM_OK) {
+        free(c);
+        return rc;
     }
-    *out = w;
+    *out = c;
     return SIM_OK;
 }
 
-/* The last write's outcome, reported once (lock held). */
-static int take_result(app_ckpt *w, int64_t *on_disk, sim_err *err)
+/* The newest checkpoint on disk into *on_disk, reported once (the writer is idle). */
+static void take_written(app_ckpt *c, int64_t *on_disk)
 {
-    int rc = w->rc;
-    if (rc != SIM_OK)
-        *err = w->err;
-    w->rc = SIM_OK;
-    if (w->written >= 0)
-        *on_disk = w->written;
-    w->written = -1;
+    if (c->written >= 0)
+        *on_disk = c->written;
+    c->written = -1;
+}
+
+int app_ckpt_wait(app_ckpt *c, int64_t *on_disk, sim_err *err)
+{
+    int rc = app_writer_drain(c->w, err);
+    take_written(c, on_disk);
     return rc;
 }
 
-int app_ckpt_wait(app_ckpt *w, int64_t *on_disk, sim_err *err)
+int app_ckpt_poll(app_ckpt *c, int64_t *on_disk, sim_err *err)
 {
-    pthread_mutex_lock(&w->mu);
-    while (w->ck)
-        pthread_cond_wait(&w->cv, &w->mu);
-    int rc = take_result(w, on_disk, err);
-    pthread_mutex_unlock(&w->mu);
+    int idle = 0;
+    int rc = app_writer_poll(c->w, &idle, err);
+    if (idle)
+        take_written(c, on_disk);
     return rc;
 }
 
-int app_ckpt_poll(app_ckpt *w, int64_t *on_disk, sim_err *err)
+void app_ckpt_submit(app_ckpt *c, const sim_checkpoint *ck, const char *path, int64_t step)
 {
-    pthread_mutex_lock(&w->mu);
-    int rc = w->ck ? SIM_OK : take_result(w, on_disk, err);
-    pthread_mutex_unlock(&w->mu);
-    return rc;
+    int slot;
+    sim_err ignored; /* the caller waited: the slot is free and no failure is pending */
+    app_writer_acquire(c->w, &slot, &ignored);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->step = step;
+    c->ck = ck;
+    app_writer_queue(c->w, slot);
 }
 
-void app_ckpt_submit(app_ckpt *w, const sim_checkpoint *ck, const char *path, int64_t step)
+void app_ckpt_destroy(app_ckpt *c)
 {
-    pthread_mutex_lock(&w->mu);
-    snprintf(w->path, sizeof w->path, "%s", path);
-    w->step = step;
-    w->ck = ck;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-}
-
-void app_ckpt_destroy(app_ckpt *w)
-{
-    if (!w)
+    if (!c)
         return;
-    pthread_mutex_lock(&w->mu);
-    w->quit = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL); /* the writer finishes the checkpoint in flight first */
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    free(w);
+    app_writer_destroy(c->w); /* the writer finishes the checkpoint in flight first */
+    free(c);
 }

@@ -2,58 +2,25 @@
 #include "app_dumps.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "app_output.h"
-
-typedef struct job {
-    float *buf;
-    char path[SIM_PATH_MAX + 64];
-} job;
+#include "app_writer.h"
 
 struct app_dumps {
     int width, height;
-    float *buf[2];
+    float *buf[2];                     /* slot i's field */
+    char path[2][SIM_PATH_MAX + 64];   /* slot i's file */
     const sim_backend_ops *ops;
-    int pinned[2];     /* buf[i] is pinned (sim_pin_host) */
-    int busy[2];       /* buffer i is queued or being written */
-    job q[2];          /* queued jobs, in order */
-    int head, n;
-    int quit;
-    int rc;            /* the first write failure not reported yet */
-    sim_err err;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    int pinned[2];                     /* buf[i] is pinned (sim_pin_host) */
+    app_writer *w;
 };
 
-static void *writer(void *arg)
+static int write_dump(void *ctx, int slot, sim_err *err)
 {
-    app_dumps *d = arg;
-    pthread_mutex_lock(&d->mu);
-    for (;;) {
-        while (d->n == 0 && !d->quit)
-            pthread_cond_wait(&d->cv, &d->mu);
-        if (d->n == 0)
-            break;
-        job j = d->q[d->head];
-        pthread_mutex_unlock(&d->mu);
-        sim_err err;
-        int rc = app_write_npy(j.path, j.buf, d->width, d->height, &err);
-        pthread_mutex_lock(&d->mu);
-        if (rc != SIM_OK && d->rc == SIM_OK) {
-            d->rc = rc;
-            d->err = err;
-        }
-        d->busy[j.buf == d->buf[1]] = 0;
-        d->head = (d->head + 1) % 2;
-        d->n--;
-        pthread_cond_broadcast(&d->cv);
-    }
-    pthread_mutex_unlock(&d->mu);
-    return NULL;
+    app_dumps *d = ctx;
+    return app_write_npy(d->path[slot], d->buf[slot], d->width, d->height, err);
 }
 
 /* Unpins and frees both buffers and d. */
@@ -87,74 +54,41 @@ int app_dumps_create(int width, int height, const sim_backend_ops *ops, app_dump
     d->ops = ops;
     for (int i = 0; i < 2; i++)
         d->pinned[i] = sim_pin_host(ops, d->buf[i], cells * sizeof(float));
-    pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-    if (pthread_create(&d->thread, NULL, writer, d) != 0) {
-        pthread_cond_destroy(&d->cv);
-        pthread_mutex_destroy(&d->mu);
+    int rc = app_writer_create(2, write_dump, d, "field dump writer", &d->w, err);
+    if (rc != SIM_OK) {
         release_buffers(d);
-        return sim_err_set(err, SIM_EIO, "cannot start the field dump writer");
+        return rc;
     }
     *out = d;
     return SIM_OK;
 }
 
-/* The failure of a write since the last report (lock held). */
-static int take_failure(app_dumps *d, sim_err *err)
-{
-    int rc = d->rc;
-    if (rc != SIM_OK) {
-        *err = d->err;
-        d->rc = SIM_OK;
-    }
-    return rc;
-}
-
 int app_dumps_submit(app_dumps *d, sim *s, const char *dir, sim_err *err)
 {
-    pthread_mutex_lock(&d->mu);
-    while (d->busy[0] && d->busy[1])
-        pthread_cond_wait(&d->cv, &d->mu);
-    int rc = take_failure(d, err);
-    int i = d->busy[0] ? 1 : 0;
-    pthread_mutex_unlock(&d->mu);
+    int i;
+    int rc = app_writer_acquire(d->w, &i, err);
     if (rc != SIM_OK)
         return rc;
-    /* The buffer is free: only this thread fills it. */
-    if (sim_read_field(s, d->buf[i]) != SIM_OK)
+    /* The slot is free: only this thread fills it. */
+    if (sim_read_field(s, d->buf[i]) != SIM_OK) {
+        app_writer_cancel(d->w, i);
         return sim_err_set(err, SIM_EDEVICE, "%s", sim_errmsg(s));
-    pthread_mutex_lock(&d->mu);
-    job *j = &d->q[(d->head + d->n) % 2];
-    j->buf = d->buf[i];
-    snprintf(j->path, sizeof j->path, "%s/fields/field_%06" PRId64 ".npy", dir,
+    }
+    snprintf(d->path[i], sizeof d->path[i], "%s/fields/field_%06" PRId64 ".npy", dir,
              sim_steps_done(s));
-    d->busy[i] = 1;
-    d->n++;
-    pthread_cond_broadcast(&d->cv);
-    pthread_mutex_unlock(&d->mu);
+    app_writer_queue(d->w, i);
     return SIM_OK;
 }
 
 int app_dumps_drain(app_dumps *d, sim_err *err)
 {
-    pthread_mutex_lock(&d->mu);
-    while (d->n > 0)
-        pthread_cond_wait(&d->cv, &d->mu);
-    int rc = take_failure(d, err);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
+    return app_writer_drain(d->w, err);
 }
 
 void app_dumps_destroy(app_dumps *d)
 {
     if (!d)
         return;
-    pthread_mutex_lock(&d->mu);
-    d->quit = 1;
-    pthread_cond_broadcast(&d->cv);
-    pthread_mutex_unlock(&d->mu);
-    pthread_join(d->thread, NULL); /* the writer finishes the queued dumps first */
-    pthread_cond_destroy(&d->cv);
-    pthread_mutex_destroy(&d->mu);
+    app_writer_destroy(d->w); /* the writer finishes the queued dumps first */
     release_buffers(d);
 }
