@@ -13,6 +13,7 @@
 #include "app_batch.h"
 #include "app_ckpt.h"
 #include "app_dumps.h"
+#include "app_rows.h"
 #include "app_frames.h"
 #include "app_output.h"
 #include "app_progress.h"
@@ -232,6 +233,7 @@ typedef struct run_ctx {
     sim_scenario sc;
     sim *s;
     FILE *stats;
+    app_rows *rows;    /* stats.csv rows, formatted and written on their own thread */
     app_frames fr;
     app_dumps *dumps;  /* field dumps, written on their own thread */
     sim_checkpoint ck; /* buffers sized once: a signal may ask for a checkpoint at any step */
@@ -254,6 +256,8 @@ typedef struct run_ctx {
 
 static void run_release(run_ctx *r)
 {
+    app_rows_destroy(r->rows); /* it writes into r->stats until it is done */
+    r->rows = NULL;
     if (r->stats)
         fclose(r->stats);
     r->stats = NULL;
@@ -332,6 +336,8 @@ static int checkpoint(run_ctx *r, sim_err *err)
      * ones. */
     if (r->dumps && (rc = app_dumps_drain(r->dumps, err)) != SIM_OK)
         return rc;
+    if (r->rows && (rc = app_rows_drain(r->rows, err)) != SIM_OK)
+        return rc;
     if (r->stats && fsync(fileno(r->stats)) != 0)
         return sim_err_set(err, SIM_EIO, "%s: fsync failed: %s", r->stats_path, strerror(errno));
     if ((rc = checkpoint_settle(r, err)) != SIM_OK) /* ck is free again */
@@ -408,6 +414,20 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
     if (rc == SIM_OK && sc->stats_every > 0)
         rc = o->resume ? app_stats_reopen(dir, &r->stats, err)
                        : app_stats_open(dir, sc, &r->stats, err);
+    if (rc == SIM_OK && r->stats)
+        rc = app_rows_create(r->stats, r->stats_path, &r->rows, err);
+    return rc;
+}
+
+/* The last rows written, the stats writer stopped and stats.csv closed: its failure. */
+static int stats_close(run_ctx *r, sim_err *err)
+{
+    int rc = r->rows ? app_rows_drain(r->rows, err) : SIM_OK;
+    app_rows_destroy(r->rows);
+    r->rows = NULL;
+    if (r->stats && fclose(r->stats) != 0 && rc == SIM_OK)
+        rc = sim_err_set(err, SIM_EIO, "%s: write failed: %s", r->stats_path, strerror(errno));
+    r->stats = NULL;
     return rc;
 }
 
@@ -535,7 +555,7 @@ int app_run_main(int argc, char **argv)
                 checksum_step = out[i].step;
             }
         }
-        if ((rc = app_stats_rows(r.stats, out, n, want, r.stats_path, &err)) != SIM_OK)
+        if (r.rows && (rc = app_rows_submit(r.rows, out, n, want, &err)) != SIM_OK)
             goto fail;
         done += n;
         if (due(done, sc->frames_every) &&
@@ -560,13 +580,8 @@ int app_run_main(int argc, char **argv)
             goto fail;
         if ((rc = checkpoint_settle(&r, &err)) != SIM_OK)
             goto fail;
-        if (r.stats && fclose(r.stats) != 0) {
-            r.stats = NULL;
-            rc = sim_err_set(&err, SIM_EIO, "%s: write failed: %s", r.stats_path,
-                             strerror(errno));
+        if ((rc = stats_close(&r, &err)) != SIM_OK)
             goto fail;
-        }
-        r.stats = NULL;
         fprintf(stderr, "horizon: %s after step %lld of %lld; checkpoint: %s\n"
                 "resume with: horizon run --resume %s\n",
                 sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)",
@@ -593,12 +608,8 @@ int app_run_main(int argc, char **argv)
         sim_err_set(&err, rc, "%s", sim_errmsg(r.s));
         goto fail;
     }
-    if (r.stats && fclose(r.stats) != 0) {
-        r.stats = NULL;
-        rc = sim_err_set(&err, SIM_EIO, "%s: write failed: %s", r.stats_path, strerror(errno));
+    if ((rc = stats_close(&r, &err)) != SIM_OK)
         goto fail;
-    }
-    r.stats = NULL;
     rc = write_run_json(dir, sim_get_scenario(r.s), ops->name, threads, sc->steps, start,
                         r.setup_s, wall, checksum, r.has_events ? &r.ev : NULL, &err);
     if (rc != SIM_OK)
@@ -625,6 +636,10 @@ fail:
         render_queue_finish(r.fr.queue, &err);
     if (r.dumps)
         app_dumps_drain(r.dumps, &err); /* nothing is written into DIR after this */
+    if (r.rows) {
+        sim_err late; /* the failure above is the one to report */
+        app_rows_drain(r.rows, &late);
+    }
     if (r.ckw) {
         sim_err late; /* the failure above is the one to report */
         checkpoint_settle(&r, &late);
@@ -632,9 +647,8 @@ fail:
     if (r.created && !r.stepped) {
         /* Failed before the first step (e.g. no device memory for the first frame): nothing
          * worth keeping, so the directory this run made goes again. */
-        if (r.stats)
-            fclose(r.stats);
-        r.stats = NULL;
+        sim_err late;
+        stats_close(&r, &late);
         app_output_abandon(dir, r.lock_fd);
         r.lock_fd = -1;
     }
