@@ -10,6 +10,8 @@ struct app_ckpt {
     const sim_checkpoint *ck; /* the job's state, path and step: fixed while it is queued */
     char path[SIM_PATH_MAX + 32];
     int64_t step;
+    sim *s;          /* the job's field copy: complete once sim_read_wait(s, ticket) returns */
+    int ticket;
     int64_t written; /* step of the newest checkpoint written, -1: none since the last report */
     app_writer *w;   /* one slot: one checkpoint in flight */
 };
@@ -18,7 +20,9 @@ static int write_ckpt(void *ctx, int slot, sim_err *err)
 {
     (void)slot;
     app_ckpt *c = ctx;
-    int rc = sim_checkpoint_write(c->ck, c->path, err);
+    int rc = sim_read_wait(c->s, c->ticket, err);
+    if (rc == SIM_OK)
+        rc = sim_checkpoint_write(c->ck, c->path, err);
     if (rc == SIM_OK)
         c->written = c->step; /* read after the writer's lock says the job is done */
     return rc;
@@ -64,7 +68,8 @@ int app_ckpt_poll(app_ckpt *c, int64_t *on_disk, sim_err *err)
     return rc;
 }
 
-void app_ckpt_submit(app_ckpt *c, const sim_checkpoint *ck, const char *path, int64_t step)
+void app_ckpt_submit(app_ckpt *c, const sim_checkpoint *ck, const char *path, int64_t step,
+                     sim *s, int field_ticket)
 {
     int slot;
     sim_err ignored; /* the caller waited: the slot is free and no failure is pending */
@@ -72,6 +77,8 @@ void app_ckpt_submit(app_ckpt *c, const sim_checkpoint *ck, const char *path, in
     snprintf(c->path, sizeof c->path, "%s", path);
     c->step = step;
     c->ck = ck;
+    c->s = s;
+    c->ticket = field_ticket;
     app_writer_queue(c->w, slot);
 }
 

@@ -1,8 +1,9 @@
 /* app_ckpt.h - checkpoints written on a thread of their own, so that the steps wait only for the
- * state's capture (a copy from the device into the checkpoint's buffers), not for the CRC, the
- * write and the fsyncs (sim_checkpoint_write: .tmp, fsync, .prev, rename). One checkpoint is in
- * flight at a time: the next capture waits until the previous one is on disk (its buffers are
- * the writer's until then), and so does every report of the newest checkpoint on disk. */
+ * state's capture (the agents' copy from the device; the field's copy runs beside the next
+ * steps, and the writer waits for it), not for the CRC, the write and the fsyncs
+ * (sim_checkpoint_write: .tmp, fsync, .prev, rename). One checkpoint is in flight at a time:
+ * the next capture waits until the previous one is on disk (its buffers are the writer's until
+ * then), and so does every report of the newest checkpoint on disk. */
 #ifndef APP_CKPT_H
 #define APP_CKPT_H
 
@@ -24,9 +25,12 @@ int app_ckpt_wait(app_ckpt *w, int64_t *on_disk, sim_err *err);
  * loop asks after every batch, so that a failed write stops the run within a batch. */
 int app_ckpt_poll(app_ckpt *w, int64_t *on_disk, sim_err *err);
 
-/* Hands ck (captured at step `step`) to the writer, to be written to path. The caller waited
- * (app_ckpt_wait) and leaves ck alone until the next wait returns. */
-void app_ckpt_submit(app_ckpt *w, const sim_checkpoint *ck, const char *path, int64_t step);
+/* Hands ck (captured at step `step` by sim_checkpoint_capture_begin, whose field copy the writer
+ * waits for: sim_read_wait(s, field_ticket)) to the writer, to be written to path. The caller
+ * waited (app_ckpt_wait) and leaves ck alone until the next wait returns; s outlives the
+ * write. */
+void app_ckpt_submit(app_ckpt *w, const sim_checkpoint *ck, const char *path, int64_t step,
+                     sim *s, int field_ticket);
 
 /* Waits for the checkpoint in flight (dropping any failure) and frees the writer; NULL is a
  * no-op. */

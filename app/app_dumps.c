@@ -12,6 +12,8 @@ struct app_dumps {
     int width, height;
     float *buf[2];                     /* slot i's field */
     char path[2][SIM_PATH_MAX + 64];   /* slot i's file */
+    int ticket[2];                     /* slot i's copy into buf[i] (sim_read_field_begin) */
+    sim *s;                            /* the simulation the copies come from */
     const sim_backend_ops *ops;
     int pinned[2];                     /* buf[i] is pinned (sim_pin_host) */
     app_writer *w;
@@ -20,6 +22,9 @@ struct app_dumps {
 static int write_dump(void *ctx, int slot, sim_err *err)
 {
     app_dumps *d = ctx;
+    int rc = sim_read_wait(d->s, d->ticket[slot], err);
+    if (rc != SIM_OK)
+        return rc;
     return app_write_npy(d->path[slot], d->buf[slot], d->width, d->height, err);
 }
 
@@ -69,8 +74,10 @@ int app_dumps_submit(app_dumps *d, sim *s, const char *dir, sim_err *err)
     int rc = app_writer_acquire(d->w, &i, err);
     if (rc != SIM_OK)
         return rc;
-    /* The slot is free: only this thread fills it. */
-    if (sim_read_field(s, d->buf[i]) != SIM_OK) {
+    /* The slot is free: only this thread fills it. The copy runs beside the next steps; the
+     * writer waits for it. */
+    d->s = s;
+    if (sim_read_field_begin(s, d->buf[i], &d->ticket[i]) != SIM_OK) {
         app_writer_cancel(d->w, i);
         return sim_err_set(err, SIM_EDEVICE, "%s", sim_errmsg(s));
     }

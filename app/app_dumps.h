@@ -1,7 +1,8 @@
-/* app_dumps.h - field dumps (.npy) written on a thread of their own, so that the steps do not
- * wait for the disk: the field is read into one of two host buffers (a copy the step loop waits
- * for), and the writer thread writes it atomically (app_write_npy: .tmp, fsync, rename) while
- * the next steps run. A third dump waits only while both buffers are still being written. */
+/* app_dumps.h - field dumps (.npy) written on a thread of their own, so that the steps wait
+ * neither for the disk nor for the copy: the field's copy into one of two host buffers is begun
+ * (sim_read_field_begin: on the GPU a device-side snapshot, then a copy to the host beside the
+ * next steps), and the writer thread waits for it and writes it atomically (app_write_npy: .tmp,
+ * fsync, rename). A third dump waits only while both buffers are still being written. */
 #ifndef APP_DUMPS_H
 #define APP_DUMPS_H
 
@@ -15,9 +16,10 @@ typedef struct app_dumps app_dumps;
 int app_dumps_create(int width, int height, const sim_backend_ops *ops, app_dumps **out,
                      sim_err *err);
 
-/* Reads the current field of s into a free buffer (waiting for one) and queues it to be written
- * as DIR/fields/field_STEP.npy. Returns the failure of an earlier write, if one failed (its
- * message in err), or the read's; SIM_OK when the dump is queued. */
+/* Begins reading the current field of s into a free buffer (waiting for one) and queues it to be
+ * written as DIR/fields/field_STEP.npy. Returns the failure of an earlier write, if one failed
+ * (its message in err), or the read's; SIM_OK when the dump is queued. s must outlive the
+ * queued dumps (drain or destroy first). */
 int app_dumps_submit(app_dumps *d, sim *s, const char *dir, sim_err *err);
 
 /* Waits until every queued dump is on disk; returns the first failure since the last call. A

@@ -342,9 +342,10 @@ static int checkpoint(run_ctx *r, sim_err *err)
         return sim_err_set(err, SIM_EIO, "%s: fsync failed: %s", r->stats_path, strerror(errno));
     if ((rc = checkpoint_settle(r, err)) != SIM_OK) /* ck is free again */
         return rc;
-    if ((rc = sim_checkpoint_capture(&r->ck, r->s, r->ckpt_every, err)) != SIM_OK)
+    int ticket;
+    if ((rc = sim_checkpoint_capture_begin(&r->ck, r->s, r->ckpt_every, &ticket, err)) != SIM_OK)
         return rc;
-    app_ckpt_submit(r->ckw, &r->ck, r->ckpt_path, sim_steps_done(r->s));
+    app_ckpt_submit(r->ckw, &r->ck, r->ckpt_path, sim_steps_done(r->s), r->s, ticket);
     r->ck_queued = sim_steps_done(r->s);
     return SIM_OK;
 }

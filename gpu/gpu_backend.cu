@@ -218,6 +218,58 @@ static int gpu_read_field(void *p, float *out, sim_err *err)
     return SIM_OK;
 }
 
+/* The snapshot, stream and events of the reads beside the steps, at the first begin. */
+static int read_aside_init(gpu_state *st, sim_err *err)
+{
+    if (st->copy)
+        return SIM_OK;
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_snap, (size_t)st->cells * sizeof(float),
+                      "field snapshot", err));
+    cudaEvent_t *evs[4] = {&st->ev_at, &st->ev_snap, &st->ev_read[0], &st->ev_read[1]};
+    for (int i = 0; i < 4; i++)
+        GPU_CHECK(err, cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming));
+    GPU_CHECK(err, cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking));
+    return SIM_OK;
+}
+
+/* The table's read_field_begin: the field copied on the device into the snapshot (the steps
+ * queued after the begin wait for that ~20 us copy only), then from the snapshot to the host
+ * while they run. The copy stream runs in order, so a begin's snapshot also waits for the
+ * previous begin's copy to the host, and a ticket's event recorded again by a later begin
+ * marks a later point of that stream: waiting for it still waits for the ticket's copy.
+ * Without the device memory for a snapshot it reads as read_field does (ticket -1). */
+static int gpu_read_field_begin(void *p, float *out, int *ticket, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    *ticket = -1;
+    sim_err quiet; /* no snapshot only means the read waits */
+    if (st->cells == 0 || read_aside_init(st, &quiet) != SIM_OK)
+        return gpu_read_field(p, out, err);
+    const size_t bytes = (size_t)st->cells * sizeof(float);
+    const int t = (int)(st->reads++ % 2);
+    GPU_CHECK(err, cudaEventRecord(st->ev_at, st->stream));
+    GPU_CHECK(err, cudaStreamWaitEvent(st->copy, st->ev_at, 0));
+    GPU_CHECK(err, cudaMemcpyAsync(st->d_snap, st->d_field, bytes, cudaMemcpyDeviceToDevice,
+                                   st->copy));
+    GPU_CHECK(err, cudaEventRecord(st->ev_snap, st->copy));
+    GPU_CHECK(err, cudaStreamWaitEvent(st->stream, st->ev_snap, 0));
+    GPU_CHECK(err, cudaMemcpyAsync(out, st->d_snap, bytes, cudaMemcpyDeviceToHost, st->copy));
+    GPU_CHECK(err, cudaEventRecord(st->ev_read[t], st->copy));
+    *ticket = t;
+    return SIM_OK;
+}
+
+/* The table's read_wait; another thread may call it, so it names the device first. */
+static int gpu_read_wait(void *p, int ticket, sim_err *err)
+{
+    gpu_state *st = (gpu_state *)p;
+    if (ticket < 0 || ticket > 1)
+        return SIM_OK;
+    GPU_CHECK(err, cudaSetDevice(st->device));
+    GPU_CHECK(err, cudaEventSynchronize(st->ev_read[ticket]));
+    return SIM_OK;
+}
+
 /* The table's pin_host and unpin_host: page-locking through the runtime; a refusal (no room
  * for locked pages, a range already registered) is cleared and leaves the buffer as it was. */
 static int gpu_pin_host(void *p, size_t bytes)
@@ -346,6 +398,8 @@ static constexpr sim_backend_ops make_cuda_ops()
     o.step = gpu_step;
     o.step_batch = gpu_step_batch_op;
     o.read_field = gpu_read_field;
+    o.read_field_begin = gpu_read_field_begin;
+    o.read_wait = gpu_read_wait;
     o.read_agents = gpu_read_agents;
     o.checksum = gpu_checksum;
     o.horizon = gpu_horizon;

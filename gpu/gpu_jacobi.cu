@@ -365,6 +365,13 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         int gy = gy0 + rr;
         if (gy >= p.h)
             break;
+        /* TERMS: the lane's cell index times the checksum's constant (mod 2^64, so a column
+         * left of the grid does no harm), stepped by additions (sim_checksum_cell_scaled): one
+         * multiplication a row instead of one a cell. */
+        const unsigned long long ig0 =
+            TERMS ? ((unsigned long long)gy * (unsigned long long)p.w +
+                     (unsigned long long)(long long)(gx0 + lane)) * SIM_CHECKSUM_GOLDEN
+                  : 0;
 #pragma unroll
         for (int k = 0; k < RW / 32; k++) {
             int col = lane + 32 * k, gx = gx0 + col;
@@ -373,10 +380,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             float v = fin[rr * RW + col];
             if (decay)
                 v = SIM_FMUL(v, p.keep);
-            const size_t gi = (size_t)gy * p.w + gx;
-            dst[gi] = v;
+            dst[(size_t)gy * p.w + gx] = v;
             if (TERMS) {
-                cs += sim_checksum_cell(gi, __float_as_uint(v));
+                cs += sim_checksum_cell_scaled(ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN,
+                                               __float_as_uint(v));
                 if (v == v)
                     mk = max(mk, gpu_float_key(v));
             }

@@ -79,6 +79,14 @@ typedef struct gpu_state {
      * k + 2 (the first to write that field buffer again) waits for. */
     cudaStream_t stats;
     cudaEvent_t ev_stepped, ev_counted[2];
+    /* Field reads beside the steps (the table's read_field_begin, gpu_backend.cu): the field is
+     * copied into d_snap on `copy` (the steps wait for that device copy only), then from there
+     * to the host on the same stream; ev_read[t] marks the end of ticket t's copy. Made at the
+     * first begin (a run without field dumps never pays for the snapshot). */
+    float *d_snap;
+    cudaStream_t copy;
+    cudaEvent_t ev_at, ev_snap, ev_read[2];
+    unsigned reads; /* begins so far: the next ticket is reads % 2 */
     unsigned *d_ring_pos;                      /* [0] control slot, [1] column-sum slot */
     double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
     int ring_cap;

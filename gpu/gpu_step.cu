@@ -124,6 +124,17 @@ void gpu_step_free(gpu_state *st)
             cudaEventDestroy(st->ev_counted[i]);
     if (st->stats)
         cudaStreamDestroy(st->stats);
+    gpu_alloc_free(st->d_snap);
+    cudaEvent_t *evs[4] = {&st->ev_at, &st->ev_snap, &st->ev_read[0], &st->ev_read[1]};
+    for (int i = 0; i < 4; i++) {
+        if (*evs[i])
+            cudaEventDestroy(*evs[i]);
+        *evs[i] = NULL;
+    }
+    if (st->copy)
+        cudaStreamDestroy(st->copy);
+    st->d_snap = NULL;
+    st->copy = NULL;
     st->d_occ = NULL;
     st->ev_fork = st->ev_join = st->ev_stepped = st->ev_counted[0] = st->ev_counted[1] = NULL;
     st->side = st->stats = NULL;

@@ -323,6 +323,21 @@ int sim_read_field(sim *s, float *out)
     return s->ops->read_field(s->impl, out, &s->err);
 }
 
+int sim_read_field_begin(sim *s, float *out, int *ticket)
+{
+    *ticket = -1;
+    if (!s->ops->read_field_begin)
+        return s->ops->read_field(s->impl, out, &s->err);
+    return s->ops->read_field_begin(s->impl, out, ticket, &s->err);
+}
+
+int sim_read_wait(sim *s, int ticket, sim_err *err)
+{
+    if (ticket < 0 || !s->ops->read_wait)
+        return SIM_OK;
+    return s->ops->read_wait(s->impl, ticket, err);
+}
+
 int sim_read_agents(sim *s, uint32_t *out)
 {
     return s->ops->read_agents(s->impl, out, &s->err);

@@ -63,6 +63,13 @@ int sim_step(sim *s, int want_stats, sim_stats *st);
 int sim_step_batch(sim *s, int n, const uint8_t *want_stats, sim_stats *out);
 
 int sim_read_field(sim *s, float *out);      /* width*height floats */
+/* sim_read_field in two halves (the backend's read_field_begin/read_wait): the begin queues a
+ * copy of the current field into out and returns; sim_read_wait(s, ticket, err) returns once
+ * out holds it, and may run on another thread while s steps (err: the caller's, since s's own
+ * message belongs to the stepping thread). Without the backend's op, the begin reads and the
+ * ticket is -1. */
+int sim_read_field_begin(sim *s, float *out, int *ticket);
+int sim_read_wait(sim *s, int ticket, sim_err *err);
 int sim_read_agents(sim *s, uint32_t *out);  /* sim_agent_count() cell indices */
 int sim_checksum(sim *s, uint64_t *out);
 int sim_horizon(sim *s, const uint32_t *cells, int64_t n, int64_t *sums);

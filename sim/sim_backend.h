@@ -49,8 +49,9 @@ typedef struct sim_stats {
  *   3: + step_batch.
  *   4: + models, create_state, read_state; sim_stats' species and fields groups.
  *   5: + create_fresh.
- *   6: + pin_host, unpin_host. */
-#define SIM_BACKEND_VERSION 6
+ *   6: + pin_host, unpin_host.
+ *   7: + read_field_begin, read_wait. */
+#define SIM_BACKEND_VERSION 7
 
 /* The most steps one step_batch call (and sim_step_batch) may advance. A backend may size
  * buffers by it (the CUDA backend's read-back rings: 256 control blocks of 40 bytes). */
@@ -146,6 +147,17 @@ typedef struct sim_backend_ops {
      * destroyed. */
     int (*pin_host)(void *p, size_t bytes);
     void (*unpin_host)(void *p);
+
+    /* Optional (NULL: sim.h reads with read_field, which waits): read_field_begin starts a
+     * copy of the current field into out (width*height floats, best pinned) and returns at
+     * once with a ticket in *ticket; read_wait(b, ticket) waits until that copy is in out.
+     * The instance may step meanwhile: what is copied is the field at the begin. Copies end in
+     * the order they began (a begin may wait for earlier ones), and a ticket stays good after
+     * later begins; read_wait may be called from another thread than the one that steps. A
+     * backend may answer a begin with a plain read and the ticket -1 (read_wait(-1) returns
+     * at once). */
+    int (*read_field_begin)(void *b, float *out, int *ticket, sim_err *err);
+    int (*read_wait)(void *b, int ticket, sim_err *err);
 } sim_backend_ops;
 
 /* The CPU backend (OpenMP; bit-identical for any thread count). */

@@ -835,6 +835,15 @@ static int capture_state(sim_checkpoint *ck, sim *s, sim_err *err)
 
 int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every, sim_err *err)
 {
+    int ticket = -1;
+    int rc = sim_checkpoint_capture_begin(ck, s, checkpoint_every, &ticket, err);
+    return rc == SIM_OK ? sim_read_wait(s, ticket, err) : rc;
+}
+
+int sim_checkpoint_capture_begin(sim_checkpoint *ck, sim *s, int64_t checkpoint_every,
+                                 int *field_ticket, sim_err *err)
+{
+    *field_ticket = -1;
     const sim_scenario *sc = sim_get_scenario(s);
     if (!ck->field || !ck->agents || sc->width != ck->sc.width || sc->height != ck->sc.height ||
         (ck->version == 1 && sim_agent_count(s) != ck->n_agents))
@@ -844,11 +853,15 @@ int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every,
         if ((rc = capture_state(ck, s, err)) != SIM_OK)
             return rc;
     } else {
-        rc = sim_read_field(s, ck->field);
+        rc = sim_read_field_begin(s, ck->field, field_ticket);
         if (rc == SIM_OK)
             rc = sim_read_agents(s, ck->agents);
-        if (rc != SIM_OK)
+        if (rc != SIM_OK) {
+            sim_err late; /* the copy into ck->field, if begun, ends before ck is given back */
+            sim_read_wait(s, *field_ticket, &late);
+            *field_ticket = -1;
             return sim_err_set(err, rc, "checkpoint: %s", sim_errmsg(s));
+        }
     }
     ck->sc = *sc;
     ck->step = sim_steps_done(s);

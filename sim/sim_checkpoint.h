@@ -84,6 +84,13 @@ void sim_checkpoint_release(sim_checkpoint *ck);
  * have outgrown them. On a backend failure returns its status with the message in err. */
 int sim_checkpoint_capture(sim_checkpoint *ck, sim *s, int64_t checkpoint_every, sim_err *err);
 
+/* sim_checkpoint_capture whose field copy of a plain model runs beside the next steps
+ * (sim_read_field_begin): ck->field is complete once sim_read_wait(s, *field_ticket) returns,
+ * and must not be read before. *field_ticket is -1 when the capture is already complete
+ * (another backend, a version-2 capture). */
+int sim_checkpoint_capture_begin(sim_checkpoint *ck, sim *s, int64_t checkpoint_every,
+                                 int *field_ticket, sim_err *err);
+
 /* Builds a simulation on backend ops from ck (sim_create_from_state with ck's scenario, step,
  * field and agents). Same contract as sim_create. */
 int sim_checkpoint_restore(const sim_checkpoint *ck, const sim_backend_ops *ops, int threads,

@@ -210,9 +210,18 @@ SIM_HD uint64_t sim_mix64(uint64_t x)
     return x;
 }
 
+#define SIM_CHECKSUM_GOLDEN 0x9E3779B97F4A7C15ull
+
+/* A cell's term from index * SIM_CHECKSUM_GOLDEN (mod 2^64), which a pass over consecutive
+ * cells can step by additions instead of a multiplication per cell. */
+SIM_HD uint64_t sim_checksum_cell_scaled(uint64_t index_golden, uint32_t bits)
+{
+    return sim_mix64(index_golden ^ bits);
+}
+
 SIM_HD uint64_t sim_checksum_cell(uint64_t index, uint32_t bits)
 {
-    return sim_mix64((index * 0x9E3779B97F4A7C15ull) ^ bits);
+    return sim_checksum_cell_scaled(index * SIM_CHECKSUM_GOLDEN, bits);
 }
 
 SIM_HD uint64_t sim_checksum_agent(uint32_t id, uint32_t cell)

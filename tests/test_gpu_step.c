@@ -328,6 +328,60 @@ static void test_pinned_reads(void **state)
     free(ab);
 }
 
+/* Reads beside the steps (sim_read_field_begin): each copy holds the field of its begin, though
+ * the steps after it change the field; two in flight at once; a batch of steps after a begin,
+ * and a read from a world whose batches take the resident kernel. */
+static void check_reads_aside(const char *width, const char *height)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    set(&sc, width);
+    set(&sc, height);
+    sim *g = NULL;
+    sim_err err = {{0}};
+    assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
+    const size_t cells = (size_t)sc.width * (size_t)sc.height, bytes = cells * sizeof(float);
+    float *want[2], *got[2], *now = malloc(bytes);
+    assert_non_null(now);
+    for (int i = 0; i < 2; i++) {
+        want[i] = malloc(bytes);
+        got[i] = malloc(bytes);
+        assert_true(want[i] && got[i]);
+        assert_int_equal(sim_pin_host(gpu_cuda_backend(), got[i], bytes), 1);
+    }
+    sim_stats st[8];
+    int ticket[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sim_step(g, 0, &st[0]), SIM_OK);
+        assert_int_equal(sim_read_field(g, want[i]), SIM_OK);
+        assert_int_equal(sim_read_field_begin(g, got[i], &ticket[i]), SIM_OK);
+        assert_true(ticket[i] >= 0); /* a copy beside the steps, not a plain read */
+        assert_int_equal(sim_step_batch(g, 8, NULL, st), SIM_OK);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sim_read_wait(g, ticket[i], &err), SIM_OK);
+        assert_memory_equal(got[i], want[i], bytes);
+    }
+    /* the steps did change the field, so the copies could have been wrong */
+    assert_int_equal(sim_read_field(g, now), SIM_OK);
+    assert_memory_not_equal(now, want[1], bytes);
+    assert_memory_not_equal(want[0], want[1], bytes);
+    sim_destroy(g);
+    for (int i = 0; i < 2; i++) {
+        sim_unpin_host(gpu_cuda_backend(), got[i]);
+        free(want[i]);
+        free(got[i]);
+    }
+    free(now);
+}
+
+static void test_reads_aside(void **state)
+{
+    (void)state;
+    check_reads_aside("world.width=301", "world.height=77");
+    check_reads_aside("world.width=64", "world.height=64"); /* resident batches */
+}
+
 int main(void)
 {
     char why[256];
@@ -339,6 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tune_rejects),
         cmocka_unit_test(test_pinned_reads),
+        cmocka_unit_test(test_reads_aside),
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_random_scenarios),
         cmocka_unit_test(test_modes_and_mappings),

@@ -276,6 +276,28 @@ static void expect_same_stats(const sim_stats *a, const sim_stats *b, const char
 /* sim_step_batch on the CPU backend gives, step for step, what sim_step gives: batch lengths 1,
  * 2, 7, 64 and 256 with statistics never, always, on alternate steps, at random and (NULL) not
  * at all; the step counter advances by n; the state afterwards is the same. */
+/* Without a read_field_begin (the CPU backend), sim_read_field_begin reads at once: ticket -1,
+ * the field of the begin even after more steps, and sim_read_wait(-1) has nothing to wait for. */
+static void test_read_begin_without_the_op(void **state)
+{
+    (void)state;
+    assert_null(sim_cpu_backend()->read_field_begin);
+    sim *s = make(sim_cpu_backend(), 2);
+    float want[FW * FH], got[FW * FH], later[FW * FH];
+    int ticket = 5;
+    assert_int_equal(sim_read_field(s, want), SIM_OK);
+    assert_int_equal(sim_read_field_begin(s, got, &ticket), SIM_OK);
+    assert_int_equal(ticket, -1);
+    sim_stats st;
+    assert_int_equal(sim_step(s, 0, &st), SIM_OK);
+    sim_err err = {{0}};
+    assert_int_equal(sim_read_wait(s, ticket, &err), SIM_OK);
+    assert_memory_equal(got, want, sizeof want);
+    assert_int_equal(sim_read_field(s, later), SIM_OK);
+    assert_memory_not_equal(later, want, sizeof want);
+    sim_destroy(s);
+}
+
 static void test_step_batch_matches_steps(void **state)
 {
     (void)state;
@@ -368,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_compose_uses_the_backend_op),
         cmocka_unit_test(test_compose_refuses_bad_views),
         cmocka_unit_test(test_backend_table_is_checked),
+        cmocka_unit_test(test_read_begin_without_the_op),
         cmocka_unit_test(test_step_batch_matches_steps),
         cmocka_unit_test(test_step_batch_refuses_bad_lengths),
         cmocka_unit_test(test_step_batch_failure),
