@@ -231,6 +231,14 @@ __host__ __device__ constexpr int jf_rh(int K)
     return K <= 2 ? GPU_JF_RH_SMALL : GPU_JF_RH;
 }
 
+/* The region's halo left and right of the written tile: K columns, or with VEC K rounded up to
+ * 4, so that a region row starts on a 16-byte boundary of a grid row and every lane moves its
+ * four columns as one float4 (see jf_kernel). */
+__host__ __device__ constexpr int jf_hx(int K, bool VEC)
+{
+    return VEC ? (K + 3) & ~3 : K;
+}
+
 /* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
  * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
  * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
@@ -242,9 +250,13 @@ __host__ __device__ constexpr int jf_rh(int K)
  * bitmap loads or branches between the copies: they cost 8-20% when they were tested at run
  * time.
  * TERMS (with DEP only: the step's one pass): each written cell's checksum term and the max go
- * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored: the pass is bound by memory,
- * the hash by the integer units, so they overlap instead of a pass of their own. */
-template <int K, int BND, bool DEP, bool TERMS>
+ * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored.
+ * VEC (periodic grids whose width is a multiple of 4 and at least the region's, see jf_vec):
+ * the region's columns start on a multiple of 4 (halo jf_hx), so a lane loads and stores its
+ * four columns of a row with one 16-byte copy and takes their four deposit bits from one
+ * occupancy word: the scalar version spent most of the pass issuing per-cell address
+ * arithmetic (ncu: 77% of issue slots busy, the ALU pipe the busiest, memory at 65%). */
+template <int K, int BND, bool DEP, bool TERMS, bool VEC>
 __global__ void __launch_bounds__(GPU_JF_THREADS)
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
@@ -252,46 +264,64 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
 {
     if (p.halt && *p.halt)
         return; /* the whole grid */
-    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), TX = RW - 2 * K, TY = RH - 2 * K;
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC), TX = RW - 2 * HX,
+                  TY = RH - 2 * K;
     constexpr int RPW = RH / (GPU_JF_THREADS / 32);
     static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
+    static_assert(!VEC || BND == SIM_BOUNDARY_PERIODIC, "the vector path wraps rows whole");
     extern __shared__ float4 jf_smem[];
     float *buf0 = reinterpret_cast<float *>(jf_smem);
     float *buf1 = buf0 + RH * RW;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int gx0 = (int)blockIdx.x * TX - K, gy0 = (int)blockIdx.y * TY - K;
+    const int gx0 = (int)blockIdx.x * TX - HX, gy0 = (int)blockIdx.y * TY - K;
 
     /* The region goes global -> shared by asynchronous copies (cp.async): every copy of the
      * block is in flight at once and no registers hold the values on the way. dep: bit
-     * q * (RW/32) + k for the cells this thread loads that hold an agent. */
+     * q * (RW/32) + k for the cells this thread loads that hold an agent (row q of the warp's,
+     * column lane + 32k, or with VEC 4 * lane + k). */
     uint32_t dep = 0;
+    if constexpr (VEC) {
 #pragma unroll
-    for (int q = 0; q < RPW; q++) {
-        const int rr = warp * RPW + q;
-        int gy = gy0 + rr;
-        bool row_ok = true;
-        if (BND == SIM_BOUNDARY_PERIODIC)
-            gy = cheap_wrap ? (gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy)) : jwrap(gy, p.h);
-        else
-            row_ok = gy >= 0 && gy < p.h;
+        for (int q = 0; q < RPW; q++) {
+            const int rr = warp * RPW + q;
+            int gy = gy0 + rr, gx = gx0 + 4 * lane;
+            gy = gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy);
+            gx = gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx);
+            const size_t gi = (size_t)gy * p.w + gx;
+            __pipeline_memcpy_async(&buf0[rr * RW + 4 * lane], &src[gi], 4 * sizeof(float));
+            if (DEP)
+                dep |= ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 0xfu) << (4 * q);
+        }
+    } else {
 #pragma unroll
-        for (int k = 0; k < RW / 32; k++) {
-            const int col = lane + 32 * k;
-            int gx = gx0 + col;
-            float *d = &buf0[rr * RW + col];
-            bool inside = true;
+        for (int q = 0; q < RPW; q++) {
+            const int rr = warp * RPW + q;
+            int gy = gy0 + rr;
+            bool row_ok = true;
             if (BND == SIM_BOUNDARY_PERIODIC)
-                gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
-                                : jwrap(gx, p.w);
+                gy = cheap_wrap ? (gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy))
+                                : jwrap(gy, p.h);
             else
-                inside = row_ok && gx >= 0 && gx < p.w;
-            if (inside) {
-                const size_t gi = (size_t)gy * p.w + gx;
-                __pipeline_memcpy_async(d, &src[gi], sizeof(float));
-                if (DEP && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
-                    dep |= 1u << (q * (RW / 32) + k);
-            } else {
-                *d = 0.0f;
+                row_ok = gy >= 0 && gy < p.h;
+#pragma unroll
+            for (int k = 0; k < RW / 32; k++) {
+                const int col = lane + 32 * k;
+                int gx = gx0 + col;
+                float *d = &buf0[rr * RW + col];
+                bool inside = true;
+                if (BND == SIM_BOUNDARY_PERIODIC)
+                    gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
+                                    : jwrap(gx, p.w);
+                else
+                    inside = row_ok && gx >= 0 && gx < p.w;
+                if (inside) {
+                    const size_t gi = (size_t)gy * p.w + gx;
+                    __pipeline_memcpy_async(d, &src[gi], sizeof(float));
+                    if (DEP && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
+                        dep |= 1u << (q * (RW / 32) + k);
+                } else {
+                    *d = 0.0f;
+                }
             }
         }
     }
@@ -304,7 +334,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
 #pragma unroll
             for (int k = 0; k < RW / 32; k++)
                 if ((dep >> (q * (RW / 32) + k)) & 1u) {
-                    float *d = &buf0[(warp * RPW + q) * RW + lane + 32 * k];
+                    const int col = VEC ? 4 * lane + k : lane + 32 * k;
+                    float *d = &buf0[(warp * RPW + q) * RW + col];
                     *d = SIM_FADD(*d, deposit);
                 }
     }
@@ -345,10 +376,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
                 }
                 if (res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
                     const int col = lane * 4;
-                    if (col + 0 >= K && col + 0 < RW - K && gxl + 0 < p.w) res_update(m, o.x, c.x);
-                    if (col + 1 >= K && col + 1 < RW - K && gxl + 1 < p.w) res_update(m, o.y, c.y);
-                    if (col + 2 >= K && col + 2 < RW - K && gxl + 2 < p.w) res_update(m, o.z, c.z);
-                    if (col + 3 >= K && col + 3 < RW - K && gxl + 3 < p.w) res_update(m, o.w, c.w);
+                    if (col + 0 >= HX && col + 0 < RW - HX && gxl + 0 < p.w) res_update(m, o.x, c.x);
+                    if (col + 1 >= HX && col + 1 < RW - HX && gxl + 1 < p.w) res_update(m, o.y, c.y);
+                    if (col + 2 >= HX && col + 2 < RW - HX && gxl + 2 < p.w) res_update(m, o.z, c.z);
+                    if (col + 3 >= HX && col + 3 < RW - HX && gxl + 3 < p.w) res_update(m, o.w, c.w);
                 }
                 reinterpret_cast<float4 *>(out + rr * RW)[lane] = o;
                 n = c;
@@ -365,27 +396,53 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         int gy = gy0 + rr;
         if (gy >= p.h)
             break;
-        /* TERMS: the lane's cell index times the checksum's constant (mod 2^64, so a column
-         * left of the grid does no harm), stepped by additions (sim_checksum_cell_scaled): one
-         * multiplication a row instead of one a cell. */
+        /* TERMS: the lane's first cell index times the checksum's constant (mod 2^64, so a
+         * column left of the grid does no harm), stepped by additions
+         * (sim_checksum_cell_scaled): one multiplication a row instead of one a cell. */
+        const int lc = VEC ? 4 * lane : lane; /* the lane's first column; VEC: four in a row */
         const unsigned long long ig0 =
             TERMS ? ((unsigned long long)gy * (unsigned long long)p.w +
-                     (unsigned long long)(long long)(gx0 + lane)) * SIM_CHECKSUM_GOLDEN
+                     (unsigned long long)(long long)(gx0 + lc)) * SIM_CHECKSUM_GOLDEN
                   : 0;
-#pragma unroll
-        for (int k = 0; k < RW / 32; k++) {
-            int col = lane + 32 * k, gx = gx0 + col;
-            if (col < K || col >= RW - K || gx >= p.w)
-                continue;
-            float v = fin[rr * RW + col];
-            if (decay)
-                v = SIM_FMUL(v, p.keep);
-            dst[(size_t)gy * p.w + gx] = v;
+        if constexpr (VEC) {
+            const int gx = gx0 + lc; /* the four cells are all in the tile and grid, or none */
+            if (lc < HX || lc >= RW - HX || gx >= p.w)
+                continue; /* to the next row */
+            float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
+            if (decay) {
+                v.x = SIM_FMUL(v.x, p.keep);
+                v.y = SIM_FMUL(v.y, p.keep);
+                v.z = SIM_FMUL(v.z, p.keep);
+                v.w = SIM_FMUL(v.w, p.keep);
+            }
+            *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
             if (TERMS) {
-                cs += sim_checksum_cell_scaled(ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN,
-                                               __float_as_uint(v));
-                if (v == v)
-                    mk = max(mk, gpu_float_key(v));
+                const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    cs += sim_checksum_cell_scaled(ig0 + (unsigned long long)j *
+                                                             SIM_CHECKSUM_GOLDEN,
+                                                   __float_as_uint(e[j]));
+                    if (e[j] == e[j])
+                        mk = max(mk, gpu_float_key(e[j]));
+                }
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < RW / 32; k++) {
+                int col = lane + 32 * k, gx = gx0 + col;
+                if (col < K || col >= RW - K || gx >= p.w)
+                    continue;
+                float v = fin[rr * RW + col];
+                if (decay)
+                    v = SIM_FMUL(v, p.keep);
+                dst[(size_t)gy * p.w + gx] = v;
+                if (TERMS) {
+                    cs += sim_checksum_cell_scaled(ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN,
+                                                   __float_as_uint(v));
+                    if (v == v)
+                        mk = max(mk, gpu_float_key(v));
+                }
             }
         }
     }
@@ -411,25 +468,33 @@ static size_t jf_smem_bytes(int K)
     return 2 * (size_t)GPU_JF_RW * (size_t)jf_rh(K) * sizeof(float);
 }
 
-template <int K, int BND, bool DEP, bool TERMS>
+template <int K, int BND, bool DEP, bool TERMS, bool VEC>
 static int jf_init_kbd(sim_err *err)
 {
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS, VEC>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)jf_smem_bytes(K)));
     /* The largest shared-memory carve-out, so that several blocks fit on a multiprocessor. */
-    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS>,
+    GPU_CHECK(err, cudaFuncSetAttribute(jf_kernel<K, BND, DEP, TERMS, VEC>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
     return SIM_OK;
 }
 
+template <int K, int BND, bool VEC>
+static int jf_init_kbv(sim_err *err)
+{
+    GPU_TRY((jf_init_kbd<K, BND, false, false, VEC>(err)));
+    GPU_TRY((jf_init_kbd<K, BND, true, false, VEC>(err)));
+    return jf_init_kbd<K, BND, true, true, VEC>(err);
+}
+
 template <int K, int BND>
 static int jf_init_kb(sim_err *err)
 {
-    GPU_TRY((jf_init_kbd<K, BND, false, false>(err)));
-    GPU_TRY((jf_init_kbd<K, BND, true, false>(err)));
-    return jf_init_kbd<K, BND, true, true>(err);
+    if constexpr (BND == SIM_BOUNDARY_PERIODIC)
+        GPU_TRY((jf_init_kbv<K, BND, true>(err)));
+    return jf_init_kbv<K, BND, false>(err);
 }
 
 template <int K>
@@ -505,22 +570,38 @@ struct jf_dep {
     gpu_ctl *terms;
 };
 
+template <int K, int BND, bool VEC>
+static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigned *res,
+                         int decay, int cheap, jf_dep dep, cudaStream_t s)
+{
+    const int TX = GPU_JF_RW - 2 * jf_hx(K, VEC), TY = jf_rh(K) - 2 * K;
+    dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
+    if (dep.occ && dep.terms)
+        jf_kernel<K, BND, true, true, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, dep.terms);
+    else if (dep.occ)
+        jf_kernel<K, BND, true, false, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, NULL);
+    else
+        jf_kernel<K, BND, false, false, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
+            *p, src, dst, res, decay, cheap, NULL, 0.0f, NULL);
+}
+
+/* The vector instance (jf_kernel's VEC) where it applies: a periodic grid at least a region
+ * wide and high (its wrap is one add or subtract) whose width is a multiple of 4 (its rows
+ * start on 16-byte boundaries). */
 template <int K, int BND>
 static void jf_launch_k(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
                         jf_dep dep, cudaStream_t s)
 {
-    const int TX = GPU_JF_RW - 2 * K, TY = jf_rh(K) - 2 * K;
-    dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     int cheap = p->w >= GPU_JF_RW && p->h >= jf_rh(K);
-    if (dep.occ && dep.terms)
-        jf_kernel<K, BND, true, true><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, dep.terms);
-    else if (dep.occ)
-        jf_kernel<K, BND, true, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, NULL);
-    else
-        jf_kernel<K, BND, false, false><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, NULL, 0.0f, NULL);
+    if constexpr (BND == SIM_BOUNDARY_PERIODIC) {
+        if (cheap && p->w % 4 == 0) {
+            jf_launch_kv<K, BND, true>(p, src, dst, res, decay, cheap, dep, s);
+            return;
+        }
+    }
+    jf_launch_kv<K, BND, false>(p, src, dst, res, decay, cheap, dep, s);
 }
 
 template <int BND>
