@@ -2,9 +2,11 @@
  * 004) of the tile-sum kernel (gpu_horizon.cu). Included by gpu_horizon.cu (CUDA C++; device
  * code).
  *
- * Why: a block of the other mappings serves one tile's agents GPU_HZ_THREADS at a time, and a
- * tile of the large scenario holds ~256 agents, so about half the tiles take a second, nearly
- * empty round. The sliced ELLPACK format's answer, with tiles as rows and agents as entries:
+ * Why: a block of the other mappings serves one tile's agents GPU_HZ_THREADS at a time, and with
+ * 256 threads about half the large scenario's tiles (~256 agents) took a second, nearly empty
+ * round. The sliced ELLPACK format's answer, with tiles as rows and agents as entries (measured
+ * 7.9% slower than the dynamic queue with 320-thread blocks, gpu/BENCH.md round 7: kept as an
+ * alternative, not the default):
  *   gpu_hz_block_sell_order  sorts the tiles of a window of GPU_HZ_SELL_SIGMA consecutive tiles
  *                            by agent count (descending, ties by tile index), one block per
  *                            window, into the launch's slice order;

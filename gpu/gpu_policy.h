@@ -45,8 +45,9 @@
  * within windows of SIGMA consecutive tiles (one block ranks a window: at most 1024), and taken
  * C at a time (a slice), so that a block's rounds of GPU_HZ_THREADS agents are full; a block
  * holds C regions at once (C times a tile's shared memory). C = 2: two tiles of the large
- * scenario's ~256 agents fill two rounds, and at r = 8 a block's ~56 KB leave 3 blocks per
- * multiprocessor. Chosen by reasoning, not yet by measurement (`horizon bench`'s mappings). */
+ * scenario's ~256 agents, and at r = 8 a block's ~56 KB leave 3 blocks per multiprocessor.
+ * Measured (H200, gpu/BENCH.md round 7): 7.9% slower than the dynamic queue on the large
+ * scenario, so it is not the default. */
 #define GPU_HZ_SELL_SIGMA 128
 #define GPU_HZ_SELL_C 2
 
