@@ -70,7 +70,12 @@
 /* ---- Jacobi, K fused sweeps per pass (temporal blocking) ---- */
 #define GPU_JF_RW 128   /* region width in shared memory: 32 lanes x float4 */
 #define GPU_JF_RH 64    /* region height for K >= 3 */
-#define GPU_JF_RH_SMALL 32 /* region height for K <= 2 (smaller blocks, more of them resident) */
+/* Region height for K <= 2 (smaller blocks, more of them resident). Re-measured with the
+ * vectorised pass (H200, round 7): 64 rows ran the large scenario 0.9% and the default 0.6%
+ * slower. -DGPU_JF_RH_SMALL=N at build time measures it again. */
+#ifndef GPU_JF_RH_SMALL
+#define GPU_JF_RH_SMALL 32
+#endif
 #define GPU_JF_THREADS 256 /* 8 warps, each owns RH/8 rows */
 #define GPU_JF_KMAX 8   /* most sweeps per pass (the halo); the written tile is RW-2K x RH-2K */
 
@@ -88,6 +93,11 @@
  * the kernels of a step are the cost), and every instance then also captures 8-step graphs,
  * which a sweep of short runs pays per run: so one step a graph by default. */
 #define GPU_BATCH_GRAPH_STEPS 1
+/* An instance that has run GPU_BATCH_RUN_AFTER batched steps captures runs of
+ * GPU_BATCH_RUN_STEPS instead: a long run pays the capture (about a millisecond) once, a sweep's
+ * short runs never do. */
+#define GPU_BATCH_RUN_STEPS 8
+#define GPU_BATCH_RUN_AFTER 4096
 #define GPU_BATCH_GRAPH_MAX 32
 
 /* ---- The resident kernel of small worlds (gpu_step_resident.cu) ---- */

@@ -65,6 +65,7 @@ typedef struct gpu_state {
 
     /* d_ctl->step as the device has it (the step graph advances it), valid when dev_step_ok. */
     unsigned long long dev_step;
+    int64_t batched; /* steps run by gpu_step_batch (gpu_step_graph_steps) */
     int dev_step_ok;
 
     /* Read-back rings of a batch (gpu_step_batch): step k of a chunk leaves its control block

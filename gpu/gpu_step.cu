@@ -364,7 +364,9 @@ int gpu_step_launch(gpu_state *st, int want_stats, int batched, sim_err *err)
 
 int gpu_step_graph_steps(const gpu_state *st)
 {
-    return st->tune.steps_per_graph > 0 ? st->tune.steps_per_graph : GPU_BATCH_GRAPH_STEPS;
+    if (st->tune.steps_per_graph > 0)
+        return st->tune.steps_per_graph;
+    return st->batched >= GPU_BATCH_RUN_AFTER ? GPU_BATCH_RUN_STEPS : GPU_BATCH_GRAPH_STEPS;
 }
 
 int gpu_step_launch_run(gpu_state *st, int want_stats, sim_err *err)

@@ -198,6 +198,7 @@ static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want,
 int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
                    sim_err *err)
 {
+    st->batched += n;
     if (!gpu_step_resident_use(st))
         return batch_graphs(st, step, n, want, out, err);
     /* Runs of steps without statistics in the resident kernel, the others by graphs. */
