@@ -91,7 +91,8 @@
  * gap between graphs for each of them. Measured on an H200 (gpu/BENCH.md): runs of 8 gained
  * only 2-3% over one step a graph at 64^2 and 512^2 (the gaps between graphs are under 1 us;
  * the kernels of a step are the cost), and every instance then also captures 8-step graphs,
- * which a sweep of short runs pays per run: so one step a graph by default. */
+ * which a sweep of short runs pays per run: so one step a graph at first (round 7 measured
+ * runs of 8 at +4.9% on the default scenario in `horizon run`: see GPU_BATCH_RUN_AFTER). */
 #define GPU_BATCH_GRAPH_STEPS 1
 /* An instance that has run GPU_BATCH_RUN_AFTER batched steps captures runs of
  * GPU_BATCH_RUN_STEPS instead: a long run pays the capture (about a millisecond) once, a sweep's

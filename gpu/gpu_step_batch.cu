@@ -10,7 +10,9 @@
  * order, so the same bits. Two more savings on the GPU's side of a step: a batched step does not
  * reset the control block (the ring store of the step before it does), and a run of
  * gpu_step_graph_steps() steps that all want statistics, or all not, is captured as one graph,
- * so that the gap between graph launches comes once a run instead of once a step.
+ * so that the gap between graph launches comes once a run instead of once a step (one step a
+ * graph until the instance has run GPU_BATCH_RUN_AFTER batched steps, then runs of
+ * GPU_BATCH_RUN_STEPS; steps whose column sums run beside the next step go one a graph).
  *
  * The control-block ring (SIM_STEP_BATCH_MAX x 40 B) is allocated in create. The column-sum
  * ring needs 8 B per column per step with statistics (8 MiB for 256 steps of a 4096-wide world,
