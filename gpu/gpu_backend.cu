@@ -218,17 +218,21 @@ static int gpu_read_field(void *p, float *out, sim_err *err)
     return SIM_OK;
 }
 
-/* The snapshot, stream and events of the reads beside the steps, at the first begin. */
+/* The snapshot, stream and events of the reads beside the steps, made at the first begin. Each
+ * piece is made only while missing, so that a begin after a failed one (a plain read then)
+ * completes the set instead of making again, and leaking, what the failed one had made;
+ * gpu_step_free releases whatever exists. */
 static int read_aside_init(gpu_state *st, sim_err *err)
 {
-    if (st->copy)
-        return SIM_OK;
-    GPU_TRY(gpu_alloc(st, (void **)&st->d_snap, (size_t)st->cells * sizeof(float),
-                      "field snapshot", err));
+    if (!st->d_snap)
+        GPU_TRY(gpu_alloc(st, (void **)&st->d_snap, (size_t)st->cells * sizeof(float),
+                          "field snapshot", err));
     cudaEvent_t *evs[4] = {&st->ev_at, &st->ev_snap, &st->ev_read[0], &st->ev_read[1]};
     for (int i = 0; i < 4; i++)
-        GPU_CHECK(err, cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming));
-    GPU_CHECK(err, cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking));
+        if (!*evs[i])
+            GPU_CHECK(err, cudaEventCreateWithFlags(evs[i], cudaEventDisableTiming));
+    if (!st->copy)
+        GPU_CHECK(err, cudaStreamCreateWithFlags(&st->copy, cudaStreamNonBlocking));
     return SIM_OK;
 }
 

@@ -375,6 +375,45 @@ static void check_reads_aside(const char *width, const char *height)
     free(now);
 }
 
+/* A begin whose snapshot cannot be allocated reads at once (ticket -1, the right field); the
+ * next begin makes the snapshot and copies beside the steps; nothing stays allocated after
+ * destroy. */
+static void test_read_without_snapshot(void **state)
+{
+    (void)state;
+    const long base = gpu_alloc_live();
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    set(&sc, "world.width=128");
+    set(&sc, "world.height=40");
+    sim *g = NULL;
+    sim_err err = {{0}};
+    assert_int_equal(sim_create(&sc, gpu_cuda_backend(), 0, &g, &err), SIM_OK);
+    const size_t bytes = 128 * 40 * sizeof(float);
+    float *want = malloc(bytes), *got = malloc(bytes);
+    assert_true(want && got);
+    sim_stats st;
+    assert_int_equal(sim_step(g, 0, &st), SIM_OK);
+    assert_int_equal(sim_read_field(g, want), SIM_OK);
+    int ticket = 7;
+    gpu_alloc_fail_at(1); /* the snapshot, the begin's first allocation */
+    assert_int_equal(sim_read_field_begin(g, got, &ticket), SIM_OK);
+    gpu_alloc_fail_at(0);
+    assert_int_equal(ticket, -1);
+    assert_memory_equal(got, want, bytes);
+    assert_int_equal(sim_step(g, 0, &st), SIM_OK);
+    assert_int_equal(sim_read_field(g, want), SIM_OK);
+    assert_int_equal(sim_read_field_begin(g, got, &ticket), SIM_OK);
+    assert_true(ticket >= 0);
+    assert_int_equal(sim_step(g, 0, &st), SIM_OK);
+    assert_int_equal(sim_read_wait(g, ticket, &err), SIM_OK);
+    assert_memory_equal(got, want, bytes);
+    sim_destroy(g);
+    assert_int_equal(gpu_alloc_live(), base);
+    free(want);
+    free(got);
+}
+
 static void test_reads_aside(void **state)
 {
     (void)state;
@@ -394,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_tune_rejects),
         cmocka_unit_test(test_pinned_reads),
         cmocka_unit_test(test_reads_aside),
+        cmocka_unit_test(test_read_without_snapshot),
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_random_scenarios),
         cmocka_unit_test(test_modes_and_mappings),
