@@ -251,7 +251,7 @@ __host__ __device__ constexpr int jf_hx(int K, bool VEC)
  * time.
  * TERMS (with DEP only: the step's one pass): each written cell's checksum term and the max go
  * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored.
- * VEC (periodic grids whose width is a multiple of 4 and at least the region's, see jf_vec):
+ * VEC (periodic grids whose width is a multiple of 4 and at least the region's, jf_launch_k):
  * the region's columns start on a multiple of 4 (halo jf_hx), so a lane loads and stores its
  * four columns of a row with one 16-byte copy and takes their four deposit bits from one
  * occupancy word: the scalar version spent most of the pass issuing per-cell address
@@ -419,13 +419,9 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             if (TERMS) {
                 const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    cs += sim_checksum_cell_scaled(ig0 + (unsigned long long)j *
-                                                             SIM_CHECKSUM_GOLDEN,
-                                                   __float_as_uint(e[j]));
-                    if (e[j] == e[j])
-                        mk = max(mk, gpu_float_key(e[j]));
-                }
+                for (int j = 0; j < 4; j++)
+                    gpu_cell_terms(cs, mk, ig0 + (unsigned long long)j * SIM_CHECKSUM_GOLDEN,
+                                   e[j]);
             }
         } else {
 #pragma unroll
@@ -437,12 +433,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
                 if (decay)
                     v = SIM_FMUL(v, p.keep);
                 dst[(size_t)gy * p.w + gx] = v;
-                if (TERMS) {
-                    cs += sim_checksum_cell_scaled(ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN,
-                                                   __float_as_uint(v));
-                    if (v == v)
-                        mk = max(mk, gpu_float_key(v));
-                }
+                if (TERMS)
+                    gpu_cell_terms(cs, mk, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
             }
         }
     }

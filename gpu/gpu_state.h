@@ -167,7 +167,6 @@ int gpu_step_folds(const gpu_state *st);
  * predecessor left and writes only the other buffer, which the step after it writes again. */
 int gpu_step_stats_fused(const gpu_state *st);
 
-
 /* Drops the captured graphs (after a change of tuning or pointers); _ring only the batched ones
  * with statistics (single steps and runs), which hold the column-sum ring's address. */
 void gpu_step_forget(gpu_state *st);

@@ -101,18 +101,13 @@ __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
         const float4 v = f4[q];
         const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            cs += sim_checksum_cell(base + (unsigned long long)(4 * q + k), __float_as_uint(e[k]));
-            if (e[k] == e[k])
-                mk = max(mk, gpu_float_key(e[k]));
-        }
+        for (int k = 0; k < 4; k++)
+            gpu_cell_terms(cs, mk, (base + (unsigned long long)(4 * q + k)) * SIM_CHECKSUM_GOLDEN,
+                           e[k]);
     }
     for (int64_t i = 4 * quads + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
          i += (int64_t)gridDim.x * blockDim.x) {
-        const float v = f[i];
-        cs += sim_checksum_cell(base + (unsigned long long)i, __float_as_uint(v));
-        if (v == v)
-            mk = max(mk, gpu_float_key(v));
+        gpu_cell_terms(cs, mk, (base + (unsigned long long)i) * SIM_CHECKSUM_GOLDEN, f[i]);
     }
     gpu_commit_sum_max(cs, mk, ctl, 1);
 }

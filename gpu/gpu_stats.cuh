@@ -1,10 +1,15 @@
-/* gpu_stats.cuh - the block-wide reductions of the statistics (device code), shared by the
- * statistics kernels (gpu_stats.cu) and the step kernels that fold the statistics' terms into
- * their own passes (the fused Jacobi pass, the move). Internal to gpu/ (CUDA C++). */
+/* gpu_stats.cuh - a cell's statistics terms and the block-wide reductions (device code),
+ * shared by the statistics kernels (gpu_stats.cu) and the step kernels that fold the
+ * statistics' terms into their own passes (the fused Jacobi pass, the move). Internal to gpu/
+ * (CUDA C++). */
 #ifndef GPU_STATS_CUH
 #define GPU_STATS_CUH
 
 #include "gpu_stats.h"
+
+extern "C" {
+#include "sim_rules.h"
+}
 
 /* A float's bits mapped to an unsigned whose order is the float order (for atomicMax); see
  * gpu_float_from_key for the way back. */
@@ -12,6 +17,16 @@ __device__ __forceinline__ unsigned gpu_float_key(float v)
 {
     unsigned b = __float_as_uint(v);
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/* A cell's statistics terms: its checksum term (sim_checksum_cell_scaled, from the cell index
+ * times SIM_CHECKSUM_GOLDEN) into cs, and its value into the max key mk unless it is NaN. */
+__device__ __forceinline__ void gpu_cell_terms(unsigned long long &cs, unsigned &mk,
+                                               unsigned long long index_golden, float v)
+{
+    cs += sim_checksum_cell_scaled(index_golden, __float_as_uint(v));
+    if (v == v)
+        mk = max(mk, gpu_float_key(v));
 }
 
 /* Block-wide sum (mod 2^64) of cs and max of mk, then one atomic each into ctl (the sum only
