@@ -20,24 +20,30 @@ static int write_rows(void *ctx, int slot, sim_err *err)
     return app_stats_rows(r->f, r->rows[slot], r->n[slot], NULL, r->path, err);
 }
 
+/* Frees the row buffers and r (NULL is a no-op); the writer is gone or was never made. */
+static void rows_free(app_rows *r)
+{
+    if (!r)
+        return;
+    free(r->rows[0]);
+    free(r->rows[1]);
+    free(r);
+}
+
 int app_rows_create(FILE *f, const char *path, app_rows **out, sim_err *err)
 {
     *out = NULL;
     app_rows *r = calloc(1, sizeof *r);
     if (!r || !(r->rows[0] = malloc(SIM_STEP_BATCH_MAX * sizeof(sim_stats))) ||
         !(r->rows[1] = malloc(SIM_STEP_BATCH_MAX * sizeof(sim_stats)))) {
-        if (r)
-            free(r->rows[0]);
-        free(r);
+        rows_free(r);
         return sim_err_set(err, SIM_ENOMEM, "out of memory for the stats writer");
     }
     r->f = f;
     r->path = path;
     int rc = app_writer_create(2, write_rows, r, "stats writer", &r->w, err);
     if (rc != SIM_OK) {
-        free(r->rows[0]);
-        free(r->rows[1]);
-        free(r);
+        rows_free(r);
         return rc;
     }
     *out = r;
@@ -72,8 +78,6 @@ void app_rows_destroy(app_rows *r)
 {
     if (!r)
         return;
-    app_writer_destroy(r->w);
-    free(r->rows[0]);
-    free(r->rows[1]);
-    free(r);
+    app_writer_destroy(r->w); /* the writer writes the queued rows first */
+    rows_free(r);
 }
