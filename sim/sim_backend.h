@@ -210,6 +210,11 @@ size_t sim_cpu_model_estimate_bytes(const sim_scenario *sc);
  * entries longer than the cells' (in other, with the rest that grows with rows or threads). */
 void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out);
 
+/* Tests: from now on the CPU backend instance `state` (sim_get_backend_state of a sim on
+ * sim_cpu_backend) splits its rows among its threads at random every step (from seed), instead
+ * of by their speed, to show that the split never changes a result. */
+void sim_cpu_scramble_bands(void *state, uint64_t seed);
+
 /* Host memory in bytes that the CPU backend's create allocates for a scenario (its arrays; the
  * struct and allocator rounding aside) with OpenMP's default threads: sim_cpu_memory's total,
  * for `horizon info`. */

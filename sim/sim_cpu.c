@@ -27,16 +27,17 @@
  * last), statistics when asked for.
  *
  * Threads: one thread makes no OpenMP call. With more, one parallel region a step: thread t
- * keeps the rows band(t) through every phase (equal rows: a row's prefix, dense sums and sweeps
- * cost the same everywhere; agents may cluster, but the agents' part is under half the step),
- * schedule(static) in effect, so that no thread waits on a queue, the split is the same every
- * step and each thread's rows stay in its cache and on its memory node. The claims that cross a
- * band's edge are resolved after a barrier. The wait policy (passive unless the user chose one)
+ * keeps one band of rows through every phase, so that no thread waits on a queue and each
+ * thread's rows stay in its cache. The bands start equal (band()) and are then balanced by each
+ * thread's measured speed (balance(): cores differ, and agents may cluster); a split moves
+ * rarely and by a few rows. The claims that cross a band's edge are resolved after a barrier. The wait policy (passive unless the user chose one)
  * is set by app/main.c: libgomp reads it before main. */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_alloc.h"
 #include "sim_backend.h"
@@ -58,6 +59,29 @@ typedef struct cpu_band {
     int64_t moved;     /* moves its thread made in the last step */
     int64_t up, down;  /* of those, moves out of the band: into the row above it, below it */
 } cpu_band;
+
+/* The phases of a step that each thread times (several threads: for the balance of the bands;
+ * with HORIZON_CPU_PROFILE=1, a measuring aid, the totals go to stderr when the instance goes).
+ * The work phases (BUILD, SENSE, EDGES, SWEEP) make a thread's busy time; the rest is waiting. */
+enum {
+    PROF_START,   /* from the region's start on the first thread to this thread's first work */
+    PROF_BUILD,   /* prefix rows of its band */
+    PROF_W_BUILD, /* barrier after them */
+    PROF_SENSE,   /* sense, claim, the moves inside the band */
+    PROF_W_SENSE, /* barrier before the edges */
+    PROF_EDGES,   /* the moves of its edge rows */
+    PROF_W_SWEEP, /* barriers before the sweeps */
+    PROF_SWEEP,   /* the sweeps (the deposit and decay folded in) */
+    PROF_END,     /* from its last work to the region's end on the first thread */
+    PROF_PHASES
+};
+
+typedef struct cpu_clock {
+    double t[PROF_PHASES]; /* totals since create */
+    double last;           /* the time of the thread's last mark */
+    double busy;           /* work in this step */
+    char pad[64 - (PROF_PHASES + 2) * sizeof(double) % 64];
+} cpu_clock;
 
 typedef struct cpu_state {
     sim_scenario sc;
@@ -82,13 +106,81 @@ typedef struct cpu_state {
     double *colsum;         /* width, for the field total */
     sim_disk disk;
     uint64_t threshold;
+    int *ybound;            /* bands + 1: band t is rows [ybound[t], ybound[t + 1]) */
+    int *ynew;              /* bands + 1: the split balance() proposes */
+    double *speed;          /* per band: its thread's rows a second of work, smoothed */
+    uint64_t scramble;      /* not 0: random splits every step (tests; sim_cpu_scramble_bands) */
+    cpu_clock *clk;         /* per band, with several threads or HORIZON_CPU_PROFILE */
+    int prof;               /* HORIZON_CPU_PROFILE: print the phases' totals at destroy */
+    int64_t prof_steps;
 } cpu_state;
+
+static double prof_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Adds the time since thread t's last mark to phase k (and to its busy time for work). */
+static void prof_mark(cpu_state *s, int t, int k)
+{
+    if (!s->clk)
+        return;
+    cpu_clock *c = &s->clk[t];
+    const double now = prof_now(), d = now - c->last;
+    c->t[k] += d;
+    if (k == PROF_BUILD || k == PROF_SENSE || k == PROF_EDGES || k == PROF_SWEEP)
+        c->busy += d;
+    c->last = now;
+}
+
+static int step_threads(int threads, int h);
+
+static void prof_print(const cpu_state *s)
+{
+    static const char *const names[PROF_PHASES] = {
+        "start", "prefix rows", "wait", "sense+claim", "wait", "edges", "wait (sweeps)",
+        "sweeps", "end"};
+    const int bands = step_threads(s->threads, s->sc.height);
+    const double steps = s->prof_steps > 0 ? (double)s->prof_steps : 1.0;
+    fprintf(stderr, "cpu profile: %lld steps, %d threads, ms a step (min / mean / max over the "
+            "threads)\n", (long long)s->prof_steps, bands);
+    double all = 0.0;
+    for (int k = 0; k < PROF_PHASES; k++) {
+        double lo = 1e300, hi = 0.0, sum = 0.0;
+        for (int t = 0; t < bands; t++) {
+            const double v = s->clk[t].t[k] / steps * 1e3;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            sum += v;
+        }
+        all += sum / bands;
+        fprintf(stderr, "  %-14s %8.4f %8.4f %8.4f\n", names[k], lo, sum / bands, hi);
+    }
+    fprintf(stderr, "  %-14s %8.4f\n", "total (mean)", all);
+    fprintf(stderr, "  per thread (prefix rows, sense+claim, sweeps):");
+    for (int t = 0; t < bands; t++)
+        fprintf(stderr, "%s %d: %.3f %.3f %.3f", t % 4 ? "," : "\n   ", t,
+                s->clk[t].t[PROF_BUILD] / steps * 1e3, s->clk[t].t[PROF_SENSE] / steps * 1e3,
+                s->clk[t].t[PROF_SWEEP] / steps * 1e3);
+    fprintf(stderr, "\n  final split (rows a band):");
+    for (int t = 0; t < bands; t++)
+        fprintf(stderr, " %d", s->ybound[t + 1] - s->ybound[t]);
+    fprintf(stderr, "\n");
+}
 
 static void cpu_destroy(void *p)
 {
     cpu_state *s = p;
     if (!s)
         return;
+    if (s->prof && s->clk)
+        prof_print(s);
+    sim_free(s->clk);
+    sim_free(s->ybound);
+    sim_free(s->ynew);
+    sim_free(s->speed);
     sim_free(s->field);
     sim_free(s->spare);
     sim_free(s->ext_offset);
@@ -265,9 +357,17 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
+    s->ybound = sim_malloc_array((size_t)bands + 1, sizeof *s->ybound);
+    s->ynew = sim_malloc_array((size_t)bands + 1, sizeof *s->ynew);
+    s->speed = sim_calloc((size_t)bands, sizeof *s->speed);
+    const char *prof = getenv("HORIZON_CPU_PROFILE");
+    s->prof = prof && *prof && strcmp(prof, "0") != 0;
+    if (bands > 1 || s->prof)
+        s->clk = sim_calloc((size_t)bands, sizeof *s->clk);
     if (!s->field || !s->spare || !s->ext_offset || !s->rowmax ||
         (want_dense && !s->ring) || !s->occ || !s->claim || !s->entries || !s->row_start ||
-        !s->bands || !s->dep_rows || !s->pos || !s->colsum) {
+        !s->bands || !s->dep_rows || !s->pos || !s->colsum || !s->ybound || !s->ynew ||
+        !s->speed || ((bands > 1 || s->prof) && !s->clk)) {
         sim_mem m;
         sim_cpu_memory(sc, s->threads, &m);
         cpu_destroy(s);
@@ -277,6 +377,8 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     }
     sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
                     sc->boundary == SIM_BOUNDARY_PERIODIC, NULL, s->ext_offset);
+    for (int t = 0; t <= bands; t++) /* equal rows (band()) until balance() moves them */
+        s->ybound[t] = (int)((int64_t)sc->height * t / bands);
     for (int64_t i = 0; i < n_agents; i++)
         s->bands[band_of_row(sc->height, bands, (int)(agents[i] / (uint32_t)sc->width))].agents++;
     place_claims(s->bands, bands);
@@ -566,9 +668,8 @@ static int64_t resolve_edges(cpu_state *s, int y0, int y1, const cpu_entry *e, i
  * parallel region of `bands` threads, or alone with bands == 1. */
 static void agents_band(cpu_state *s, int64_t step, int t, int bands)
 {
-    const int h = s->sc.height, w = s->sc.width;
-    int y0, y1;
-    band(h, t, bands, &y0, &y1);
+    const int w = s->sc.width;
+    const int y0 = s->ybound[t], y1 = s->ybound[t + 1];
     int64_t *ring = s->ring ? s->ring + (int64_t)t * 3 * SIM_HZ_DENSE_ROW(w) : NULL;
     cpu_band *b = &s->bands[t];
     cpu_entry *e = s->entries + b->first; /* room for b->agents claims */
@@ -576,10 +677,13 @@ static void agents_band(cpu_state *s, int64_t step, int t, int bands)
     int64_t ne = 0;
     int shared = bands > 1;
     int64_t moved = sense_rows(s, step, y0, y1, ring, e, starts, shared, &ne);
+    prof_mark(s, t, PROF_SENSE);
     if (shared) {
 #pragma omp barrier
     }
+    prof_mark(s, t, PROF_W_SENSE);
     moved += resolve_edges(s, y0, y1, e, ne, starts, shared, b);
+    prof_mark(s, t, PROF_EDGES);
     b->moved = moved;
 }
 
@@ -602,9 +706,12 @@ static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *
     const sim_scenario *sc = &s->sc;
     const int h = sc->height;
     int64_t moved = 0;
+    if (s->clk)
+        s->clk[0].last = prof_now();
     if (s->n > 0) {
         ext_in_spare(s);
         sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, h);
+        prof_mark(s, 0, PROF_BUILD);
         agents_band(s, step, 0, 1);
         if (sc->sweeps == 0)
             deposit_rows(s, 0, h);
@@ -625,7 +732,106 @@ static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *
     }
     if (sc->sweeps == 0 && sc->decay > 0.0f)
         sim_diffuse_decay_ex(sc, s->field, 1);
+    prof_mark(s, 0, PROF_SWEEP);
+    s->prof_steps++;
     return moved;
+}
+
+/* The balance of the bands. A band's rows cost about the same whoever works them, but the
+ * threads do not: on a shared host some cores run a third slower than others (measured on a
+ * 16-core machine: one band's sensing 1.5 ms, another's 2.2 ms, steadily), and agents may
+ * cluster in some rows. Every thread times its work in a step (its waits excluded); its band's
+ * rows over that time, smoothed over steps (BAL_EMA), is its speed, and the next split gives
+ * each thread rows in proportion to its speed, when that predicts the slowest band at least
+ * BAL_GAIN faster than now (no churn for noise). The rows that change bands carry their agents
+ * with them (counted in the occupancy). The split never changes a result: any split gives the
+ * same bits (test_cpu_bands runs random ones). */
+#define BAL_EMA 0.25
+#define BAL_GAIN 0.02
+
+/* Agents in rows [a, b). */
+static int64_t agents_in_rows(const cpu_state *s, int a, int b)
+{
+    const int32_t *occ = s->occ;
+    int64_t n = 0;
+    for (int64_t c = (int64_t)a * s->sc.width; c < (int64_t)b * s->sc.width; c++)
+        n += occ[c] >= 0;
+    return n;
+}
+
+/* Makes ynew the split: each boundary's rows between its old and new place change bands, and
+ * their agents with them (a row that crosses several boundaries is counted at each, which adds
+ * up to the right bands). */
+static void move_bounds(cpu_state *s, int bands)
+{
+    int *y = s->ybound;
+    const int *ny = s->ynew;
+    for (int t = 1; t < bands; t++) {
+        if (ny[t] == y[t])
+            continue;
+        const int down = ny[t] > y[t]; /* band t - 1 grows */
+        const int64_t c = down ? agents_in_rows(s, y[t], ny[t]) : agents_in_rows(s, ny[t], y[t]);
+        s->bands[t - 1].agents += down ? c : -c;
+        s->bands[t].agents += down ? -c : c;
+    }
+    memcpy(y, ny, ((size_t)bands + 1) * sizeof *y);
+}
+
+/* Bounds from cumulative weights: band t gets h * wt[t] / total rows, at least one. */
+static void split_by(cpu_state *s, int h, int bands, const double *wt)
+{
+    double total = 0.0, acc = 0.0;
+    for (int t = 0; t < bands; t++)
+        total += wt[t];
+    int *ny = s->ynew;
+    ny[0] = 0;
+    for (int t = 1; t < bands; t++) {
+        acc += wt[t - 1];
+        int v = (int)((double)h * acc / total + 0.5);
+        v = v < ny[t - 1] + 1 ? ny[t - 1] + 1 : v;
+        v = v > h - (bands - t) ? h - (bands - t) : v;
+        ny[t] = v;
+    }
+    ny[bands] = h;
+}
+
+static void balance(cpu_state *s, int h, int bands)
+{
+    const int *y = s->ybound;
+    if (s->scramble) { /* tests: any split, each band at least one row */
+        double wt[SIM_CPU_MAX_BANDS];
+        for (int t = 0; t < bands; t++) {
+            s->scramble = s->scramble * 6364136223846793005ull + 1442695040888963407ull;
+            wt[t] = (double)(1 + (s->scramble >> 58)); /* 1 .. 64 */
+        }
+        split_by(s, h, bands, wt);
+        move_bounds(s, bands);
+        return;
+    }
+    double now = 0.0;
+    for (int t = 0; t < bands; t++) {
+        const double busy = s->clk[t].busy;
+        if (!(busy > 0.0))
+            return; /* a thread did no timed work: nothing to go by */
+        const double rate = (double)(y[t + 1] - y[t]) / busy;
+        s->speed[t] = s->speed[t] > 0.0 ? s->speed[t] + BAL_EMA * (rate - s->speed[t]) : rate;
+        const double eta = (double)(y[t + 1] - y[t]) / s->speed[t];
+        now = eta > now ? eta : now;
+    }
+    split_by(s, h, bands, s->speed);
+    double next = 0.0;
+    for (int t = 0; t < bands; t++) {
+        const double eta = (double)(s->ynew[t + 1] - s->ynew[t]) / s->speed[t];
+        next = eta > next ? eta : next;
+    }
+    if (next < now * (1.0 - BAL_GAIN))
+        move_bounds(s, bands);
+}
+
+void sim_cpu_scramble_bands(void *state, uint64_t seed)
+{
+    cpu_state *s = state;
+    s->scramble = seed | 1u;
 }
 
 /* One step with several threads, in one parallel region: each thread keeps the same band of
@@ -644,13 +850,18 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
         ext_in_spare(s); /* the spare buffer is first written by the first sweep, after a barrier */
         place_claims(s->bands, bands);
     }
+    const double start = prof_now();
 #pragma omp parallel num_threads(bands)
     {
-        int t = omp_get_thread_num(), y0, y1;
-        band(h, t, bands, &y0, &y1);
+        const int t = omp_get_thread_num(), y0 = s->ybound[t], y1 = s->ybound[t + 1];
+        s->clk[t].last = start;
+        s->clk[t].busy = 0.0;
+        prof_mark(s, t, PROF_START);
         if (s->n > 0) {
             sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, y0, y1);
+            prof_mark(s, t, PROF_BUILD);
 #pragma omp barrier
+            prof_mark(s, t, PROF_W_BUILD);
             agents_band(s, step, t, bands);
             if (sc->sweeps == 0) {
 #pragma omp barrier
@@ -663,12 +874,14 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
             int last = k == sc->sweeps - 1, decay = last && sc->decay > 0.0f;
             int want = want_residual && last;
 #pragma omp barrier
+            prof_mark(s, t, PROF_W_SWEEP);
             /* The deposit is read into the first sweep (no pass of its own): the band reads
              * the field and the final occupancy of its neighbours' edge rows, writes neither. */
             r = k == 0 && s->n > 0
                     ? sim_diffuse_sweep_rows_deposit(sc, src, s->occ, sc->deposit, dst, y0, y1,
                                                      dep, want, decay)
                     : sim_diffuse_sweep_rows(sc, src, dst, y0, y1, want, decay);
+            prof_mark(s, t, PROF_SWEEP);
             float *tmp = src;
             src = dst;
             dst = tmp;
@@ -677,10 +890,15 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
             const float keep = 1.0f - sc->decay;
             for (int64_t c = (int64_t)y0 * sc->width; c < (int64_t)y1 * sc->width; c++)
                 src[c] = src[c] * keep;
+            prof_mark(s, t, PROF_SWEEP);
         }
         if (t < SIM_CPU_MAX_BANDS)
             res[t] = r;
     }
+    const double end = prof_now();
+    for (int t = 0; t < bands; t++)
+        s->clk[t].t[PROF_END] += end - s->clk[t].last;
+    s->prof_steps++;
     if (sc->sweeps % 2) {
         s->field = spare0;
         s->spare = field0;
@@ -699,6 +917,7 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
             s->bands[t > 0 ? t - 1 : bands - 1].agents += b->up;
             s->bands[t < bands - 1 ? t + 1 : 0].agents += b->down;
         }
+    balance(s, h, bands);
     return moved;
 }
 

@@ -1,7 +1,8 @@
 /* test_cpu_bands.c - the CPU backend's bands: the agents' phase splits the rows among threads,
  * moves what is safe inside each band while it senses and the band edges after a barrier
  * (sim_cpu.c). Checks that any split gives the same bits: checksums of every step with 1, 2,
- * 3 and 6 threads on worlds whose bands are 1 to 45 rows high, dense and sparse agents (the
+ * 3 and 6 threads on worlds whose bands are 1 to 45 rows high, split by the threads' speed
+ * (balance()) and at random every step (sim_cpu_scramble_bands), dense and sparse agents (the
  * dense rows and the per-agent sums), all three boundaries; and that the agent cells read back
  * (rebuilt from the occupancy) are distinct and agree with read_cells. */
 #include <setjmp.h>
@@ -15,15 +16,20 @@
 #include <cmocka.h>
 
 #include "sim.h"
+#include "sim_backend.h"
+#include "sim_impl.h"
 
 enum { STEPS = 12 };
 
-static void run(const sim_scenario *sc, int threads, uint64_t *sums)
+/* scramble: not 0, the bands are split at random every step (sim_cpu_scramble_bands). */
+static void run(const sim_scenario *sc, int threads, uint64_t scramble, uint64_t *sums)
 {
     sim *s = NULL;
     sim_err err = {{0}};
     if (sim_create(sc, sim_cpu_backend(), threads, &s, &err) != SIM_OK)
         fail_msg("sim_create: %s", err.msg);
+    if (scramble)
+        sim_cpu_scramble_bands(sim_get_backend_state(s), scramble);
     for (int k = 0; k < STEPS; k++) {
         sim_stats st;
         if (sim_step(s, 1, &st) != SIM_OK)
@@ -66,15 +72,18 @@ static void check(int w, int h, int r, double density, int boundary)
     sc.seed = 7;
     static const int threads[] = {1, 2, 3, 6};
     uint64_t ref[STEPS], got[STEPS];
-    run(&sc, 1, ref);
-    for (size_t t = 1; t < sizeof threads / sizeof threads[0]; t++) {
-        run(&sc, threads[t], got);
-        for (int k = 0; k < STEPS; k++)
-            if (got[k] != ref[k])
-                fail_msg("%dx%d r=%d density %.3f %s, %d threads, step %d: %016llx, 1 thread "
-                         "%016llx", w, h, r, density, sim_boundary_name(boundary), threads[t],
-                         k + 1, (unsigned long long)got[k], (unsigned long long)ref[k]);
-    }
+    run(&sc, 1, 0, ref);
+    for (size_t t = 1; t < sizeof threads / sizeof threads[0]; t++)
+        for (uint64_t scramble = 0; scramble < 3; scramble++) {
+            run(&sc, threads[t], scramble * 0x9E3779B97F4A7C15ull, got);
+            for (int k = 0; k < STEPS; k++)
+                if (got[k] != ref[k])
+                    fail_msg("%dx%d r=%d density %.3f %s, %d threads, split %s, step %d: "
+                             "%016llx, 1 thread %016llx", w, h, r, density,
+                             sim_boundary_name(boundary), threads[t],
+                             scramble ? "random" : "balanced", k + 1,
+                             (unsigned long long)got[k], (unsigned long long)ref[k]);
+        }
 }
 
 static void test_band_splits(void **state)
