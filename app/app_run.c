@@ -1,6 +1,7 @@
 /* app_run.c - `horizon run`: a headless batch run that streams stats.csv, writes PNG frames on
  * worker threads, optional .npy field dumps, and run.json at the end; checkpoints it on request
  * and on SIGINT/SIGTERM, and resumes it from a checkpoint. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <omp.h>
@@ -82,6 +83,17 @@ static const app_shortcut shortcuts[] = {
 /* `sc`: the scenario in force at the end (the events' changes made); `from`: the step this
  * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
  * process ran; `ev`: the run's events, or NULL. */
+/* v when it is a plain word (letters, digits, '_'), else "other": it goes into JSON as is. */
+static const char *plain_word(const char *v)
+{
+    if (!v || !*v)
+        return "other";
+    for (const char *c = v; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_')
+            return "other";
+    return v;
+}
+
 static int write_run_json(const char *dir, const sim_scenario *sc, const char *backend,
                           int threads, int64_t steps, int64_t from, double setup, double wall,
                           uint64_t checksum, const sim_events *ev, sim_err *err)
@@ -91,11 +103,16 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for run.json");
+    /* The threads' wait at barriers (app/main.c chooses it unless the user did). */
+    const char *spin = getenv("GOMP_SPINCOUNT"), *policy = getenv("OMP_WAIT_POLICY");
     fprintf(m, "{\n  \"version\": \"%s\",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n"
-            "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"setup_seconds\": %.3f,\n"
+            "  \"omp_wait\": \"%s%s\",\n", HORIZON_VERSION, backend, threads,
+            policy ? plain_word(policy) : spin ? "spin " : "default",
+            policy ? "" : spin ? plain_word(spin) : "");
+    fprintf(m, "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"setup_seconds\": %.3f,\n"
             "  \"wall_seconds\": %.3f,\n"
             "  \"steps_per_second\": %.3f,\n  \"final_checksum\": \"%016" PRIx64 "\",\n",
-            HORIZON_VERSION, backend, threads, sc->seed, steps, setup, wall,
+            sc->seed, steps, setup, wall,
             wall > 0 ? (double)(steps - from) / wall : 0.0, checksum);
     if (from > 0)
         fprintf(m, "  \"resumed_from_step\": %" PRId64 ",\n", from);

@@ -29,24 +29,48 @@ static const char usage[] =
     "  -h, --help        this help\n"
     "  --version         print the version\n";
 
-/* The OpenMP wait policy of the CPU backend. libgomp's default lets a thread that reaches a
- * barrier spin about 300,000 times (some 9 ms on the 2-core development VM) before it sleeps: on
- * a machine whose cores are busy with other work, the spinning threads take the core that the
- * last thread needs, and 2 threads ran 3 to 7 times slower than 1 (512^2, r = 8: 57-102 steps/s
- * against 337-403 on one thread; passive: 471-547, so 1.2-1.4x one thread even there). A
- * passive policy costs an idle machine one futex wake per barrier (tens of microseconds, a few
- * of them per step), which the step's work hides from 512^2 up. libgomp reads the policy once,
- * when it is loaded, before main: so horizon sets OMP_WAIT_POLICY=passive and runs itself again,
- * unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands). If the exec fails
- * the run goes on with libgomp's default. README, Performance. */
+/* The OpenMP wait policy of the CPU backend, chosen by the machine's load when horizon starts.
+ * libgomp's default lets a thread that reaches a barrier spin about 300,000 times (some 9 ms on
+ * the 2-core development VM) before it sleeps: on a machine whose cores are busy with other
+ * work, the spinning threads take the core that the last thread needs, and 2 threads ran 3 to 7
+ * times slower than 1 (512^2, r = 8: 57-102 steps/s against 337-403 on one thread; passive:
+ * 471-547, so 1.2-1.4x one thread even there). So on a loaded machine (a 1-minute load average
+ * of LOADED or more) the policy is passive. On an idle one a passive wait costs a futex wake at
+ * every barrier: on the 16-core GPU host, 2048^2 on 16 threads ran at 273-308 steps/s passive
+ * against 311-387 with a spin of IDLE_SPIN (and 3,051-3,647 against 4,247-5,063 at 512^2,
+ * actively), so there the threads spin IDLE_SPIN times (a few ms) before they sleep.
+ * libgomp reads the policy once, when it is loaded, before main: so horizon sets
+ * OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=IDLE_SPIN and runs itself again, unless the user
+ * chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands). If the exec fails the run goes
+ * on with libgomp's default. README, Performance. */
+#define LOADED 1.0
+#define IDLE_SPIN "100000"
+
+static int machine_loaded(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double load = LOADED; /* unknown: as if loaded */
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = LOADED;
+        fclose(f);
+    }
+    return !(load < LOADED);
+}
+
 static void omp_wait_policy(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+    const char *key = "OMP_WAIT_POLICY", *value = "passive";
+    if (!machine_loaded()) {
+        key = "GOMP_SPINCOUNT";
+        value = IDLE_SPIN;
+    }
+    if (setenv(key, value, 1) != 0)
         return;
     execv("/proc/self/exe", argv);
-    unsetenv("OMP_WAIT_POLICY"); /* no exec: as if never set */
+    unsetenv(key); /* no exec: as if never set */
 }
 
 int main(int argc, char **argv)
