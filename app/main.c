@@ -29,33 +29,52 @@ static const char usage[] =
     "  -h, --help        this help\n"
     "  --version         print the version\n";
 
-/* The OpenMP wait policy of the CPU backend, chosen by the machine's load when horizon starts.
+/* The OpenMP wait policy of the CPU backend, chosen by what else runs when horizon starts.
  * libgomp's default lets a thread that reaches a barrier spin about 300,000 times (some 9 ms on
  * the 2-core development VM) before it sleeps: on a machine whose cores are busy with other
  * work, the spinning threads take the core that the last thread needs, and 2 threads ran 3 to 7
  * times slower than 1 (512^2, r = 8: 57-102 steps/s against 337-403 on one thread; passive:
- * 471-547, so 1.2-1.4x one thread even there). So on a loaded machine (a 1-minute load average
- * of LOADED or more) the policy is passive. On an idle one a passive wait costs a futex wake at
- * every barrier: on the 16-core GPU host, 2048^2 on 16 threads ran at 273-308 steps/s passive
- * against 311-387 with a spin of IDLE_SPIN (and 3,051-3,647 against 4,247-5,063 at 512^2,
- * actively), so there the threads spin IDLE_SPIN times (a few ms) before they sleep.
- * libgomp reads the policy once, when it is loaded, before main: so horizon sets
- * OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=IDLE_SPIN and runs itself again, unless the user
- * chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands). If the exec fails the run goes
- * on with libgomp's default. README, Performance. */
-#define LOADED 1.0
+ * 471-547, so 1.2-1.4x one thread even there). So on a busy machine the policy is passive. On
+ * an idle one a passive wait costs a futex wake at every barrier: on the 16-core GPU host,
+ * 2048^2 on 16 threads ran at 273-308 steps/s passive against 311-387 with a spin of IDLE_SPIN
+ * (and 3,051-3,647 against 4,247-5,063 at 512^2 actively), so there the threads spin IDLE_SPIN
+ * times (a few ms) before they sleep. Busy: in any of BUSY_LOOKS looks at the kernel's count
+ * of runnable tasks (/proc/loadavg, 1 ms apart), other tasks than horizon itself for an eighth
+ * of the cores or more (on up to 8 cores: one). Not the load average: it remembers a minute of
+ * the last run's own threads. libgomp reads the policy once, when it is loaded,
+ * before main: so horizon sets OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=IDLE_SPIN and runs
+ * itself again, unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands).
+ * If the exec fails the run goes on with libgomp's default. README, Performance. */
 #define IDLE_SPIN "100000"
+#define BUSY_LOOKS 5
 
-static int machine_loaded(void)
+/* Runnable tasks now, horizon's own thread included; -1 when unknown. */
+static long runnable_tasks(void)
 {
     FILE *f = fopen("/proc/loadavg", "r");
-    double load = LOADED; /* unknown: as if loaded */
+    long run = -1, all = 0;
+    double l1, l5, l15;
     if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = LOADED;
+        if (fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &run, &all) != 5)
+            run = -1;
         fclose(f);
     }
-    return !(load < LOADED);
+    return run;
+}
+
+static int machine_busy(void)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int k = 0; k < BUSY_LOOKS; k++) {
+        const long run = runnable_tasks();
+        if (run < 0 || cores < 1)
+            return 1; /* unknown: as if busy */
+        if ((run - 1) * 8 >= cores)
+            return 1;
+        if (k + 1 < BUSY_LOOKS)
+            usleep(1000);
+    }
+    return 0;
 }
 
 static void omp_wait_policy(char **argv)
@@ -63,7 +82,7 @@ static void omp_wait_policy(char **argv)
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
     const char *key = "OMP_WAIT_POLICY", *value = "passive";
-    if (!machine_loaded()) {
+    if (!machine_busy()) {
         key = "GOMP_SPINCOUNT";
         value = IDLE_SPIN;
     }
