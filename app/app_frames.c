@@ -12,6 +12,11 @@
 
 void app_frames_release(app_frames *fr)
 {
+    if (fr->pinned && fr->queue) { /* the encoders may still read them: unpinned, they stay */
+        size_t bytes;
+        sim_unpin_host(fr->pinned, render_queue_pixels(fr->queue, &bytes));
+    }
+    fr->pinned = NULL;
     render_queue_destroy(fr->queue);
     free(fr->field);
     fr->queue = NULL;
@@ -36,6 +41,14 @@ int app_frames_init(app_frames *fr, const sim_scenario *sc, int workers, sim_err
                                "the %dx%d field", sc->width, sc->height);
     }
     return render_queue_create(workers, 2 * workers, w, h, &fr->queue, err);
+}
+
+void app_frames_pin(app_frames *fr, const sim_backend_ops *ops)
+{
+    size_t bytes;
+    uint8_t *p = fr->queue ? render_queue_pixels(fr->queue, &bytes) : NULL;
+    if (p && !fr->pinned && sim_pin_host(ops, p, bytes))
+        fr->pinned = ops;
 }
 
 /* Composes the current state into a queue buffer and hands it to the encoders. */

@@ -23,6 +23,7 @@ typedef struct app_frames {
     float *field;           /* legend with an automatic range: host copy of the field (cells
                                floats) for the frame max it prints; NULL otherwise */
     int64_t cells;
+    const sim_backend_ops *pinned; /* the backend that page-locked the frame buffers, or NULL */
 } app_frames;
 
 /* Sets up the view for scenario sc and starts `workers` PNG encoders (1 .. 64, with two frame
@@ -30,6 +31,11 @@ typedef struct app_frames {
  * field (width*height floats, once per run). On failure (SIM_ENOMEM, ...) the caller still
  * calls app_frames_release. */
 int app_frames_init(app_frames *fr, const sim_scenario *sc, int workers, sim_err *err);
+
+/* Page-locks the encoder queue's frame buffers for backend ops (sim_pin_host), so that a GPU's
+ * composition is copied into them by DMA instead of through a staging copy (a 1024^2 frame is
+ * 4 MiB); nothing when ops cannot (the CPU backend). Undone by app_frames_release. */
+void app_frames_pin(app_frames *fr, const sim_backend_ops *ops);
 
 /* Composes the current state of s (sim_compose), stamps the legend when output.legend is on
  * (range [0, output.range_max] when that is > 0, else [0, the frame's field max], the value the

@@ -409,6 +409,8 @@ static int run_open(run_ctx *r, const run_opts *o, const sim_backend_ops *ops, i
             workers = workers < 2 ? 2 : workers > 8 ? 8 : workers;
         }
         rc = app_frames_init(&r->fr, sc, workers, err);
+        if (rc == SIM_OK)
+            app_frames_pin(&r->fr, ops);
         /* Frame i shows step i*frames_every; frames up to the checkpoint are on disk. */
         r->fr.next_index = o->resume ? r->ck.step / sc->frames_every + 1 : 0;
     }

@@ -265,6 +265,12 @@ void render_queue_submit(render_queue *q, uint8_t *buf, const char *path)
     pthread_mutex_unlock(&q->mu);
 }
 
+uint8_t *render_queue_pixels(render_queue *q, size_t *bytes)
+{
+    *bytes = (size_t)q->slots * q->frame_bytes;
+    return q->pixels;
+}
+
 int render_queue_check(render_queue *q, sim_err *err)
 {
     pthread_mutex_lock(&q->mu);

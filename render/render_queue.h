@@ -32,6 +32,10 @@ uint8_t *render_queue_acquire(render_queue *q);
  * the buffer back unused (the caller failed to fill it). */
 void render_queue_submit(render_queue *q, uint8_t *buf, const char *path);
 
+/* The one allocation that holds every frame buffer, and its size in *bytes (so that a caller can
+ * page-lock it once: a GPU then copies frames into it by DMA). */
+uint8_t *render_queue_pixels(render_queue *q, size_t *bytes);
+
 /* Non-blocking: SIM_OK, or the first error of any write so far with its message in err, so that
  * a run loop can stop at once when the disk is full. */
 int render_queue_check(render_queue *q, sim_err *err);
