@@ -374,7 +374,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
                     o.z = jf_update<BND>(p, c.z, n.z, s.z, c.w, c.y, gxl + 2, gy);
                     o.w = jf_update<BND>(p, c.w, n.w, s.w, ev, c.z, gxl + 3, gy);
                 }
-                if (res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
+                if (!(TERMS && VEC) && res && t == K - 1 && rr >= K && rr < RH - K &&
+                    gy < p.h) {
                     const int col = lane * 4;
                     if (col + 0 >= HX && col + 0 < RW - HX && gxl + 0 < p.w) res_update(m, o.x, c.x);
                     if (col + 1 >= HX && col + 1 < RW - HX && gxl + 1 < p.w) res_update(m, o.y, c.y);
@@ -390,6 +391,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     }
 
     const float *fin = (K & 1) ? buf1 : buf0;
+    /* With the terms on the vector path the last sweep's residual is taken here, where a whole
+     * group of four is in the tile or not (one check instead of four), from the last sweep's
+     * input (the other buffer, valid on the tile) and its output before the decay. */
+    const float *prev = (K & 1) ? buf0 : buf1;
     unsigned long long cs = 0;
     unsigned mk = 0;
     for (int rr = K + warp; rr < RH - K; rr += GPU_JF_THREADS / 32) {
@@ -409,6 +414,13 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             if (lc < HX || lc >= RW - HX || gx >= p.w)
                 continue; /* to the next row */
             float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
+            if (TERMS && res) {
+                const float4 c = reinterpret_cast<const float4 *>(prev + rr * RW)[lane];
+                res_update(m, v.x, c.x);
+                res_update(m, v.y, c.y);
+                res_update(m, v.z, c.z);
+                res_update(m, v.w, c.w);
+            }
             if (decay) {
                 v.x = SIM_FMUL(v.x, p.keep);
                 v.y = SIM_FMUL(v.y, p.keep);
