@@ -231,6 +231,18 @@ __host__ __device__ constexpr int jf_rh(int K)
     return K <= 2 ? GPU_JF_RH_SMALL : GPU_JF_RH;
 }
 
+/* The launch bounds' blocks a multiprocessor of a fused pass: the vector instances with regions
+ * of 32 rows (32 KB of shared memory, room for 7 blocks) GPU_JF_MINB_SMALL, which keeps them
+ * at 40 registers (41 to 47 rounded up to 48 held 5 blocks), without spills; the scalar ones
+ * 5 (6 would spill), the 64-row ones 3 (their shared memory holds no more). */
+#ifndef GPU_JF_MINB_SMALL
+#define GPU_JF_MINB_SMALL 6
+#endif
+__host__ __device__ constexpr int jf_minb(int K, bool VEC)
+{
+    return jf_rh(K) > 32 ? 3 : VEC ? GPU_JF_MINB_SMALL : 5;
+}
+
 /* The region's halo left and right of the written tile: K columns, or with VEC K rounded up to
  * 4, so that a region row starts on a 16-byte boundary of a grid row and every lane moves its
  * four columns as one float4 (see jf_kernel). */
@@ -257,7 +269,7 @@ __host__ __device__ constexpr int jf_hx(int K, bool VEC)
  * occupancy word: the scalar version spent most of the pass issuing per-cell address
  * arithmetic (ncu: 77% of issue slots busy, the ALU pipe the busiest, memory at 65%). */
 template <int K, int BND, bool DEP, bool TERMS, bool VEC>
-__global__ void __launch_bounds__(GPU_JF_THREADS)
+__global__ void __launch_bounds__(GPU_JF_THREADS, jf_minb(K, VEC))
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
           gpu_ctl *terms)
