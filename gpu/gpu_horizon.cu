@@ -156,8 +156,9 @@ typedef gpu_hz_decide_out<true> decide_out;
  * serves its agents, one per thread (gpu_hz_block_serve). Shared memory: RS*PW uint32 (+ DW*DW
  * uint32 or int64 dense) dynamic, plus the half-width table and the agent deal (~1 KB); see
  * gpu_horizon_block.cuh. Requires blockDim.x == GPU_HZ_THREADS. */
-template <int MODE, bool SMALL, class OUT>
-__global__ void __launch_bounds__(GPU_HZ_THREADS, SMALL ? GPU_HZ_MINB_SMALL : GPU_HZ_MINB_LARGE)
+template <int MODE, bool SMALL, class OUT, bool MANY = false>
+__global__ void __launch_bounds__(GPU_HZ_THREADS, !SMALL ? GPU_HZ_MINB_LARGE
+                                                  : MANY ? GPU_HZ_MINB_MANY : GPU_HZ_MINB_SMALL)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
                const uint32_t *__restrict__ cells, const uint32_t *__restrict__ begin, int by_q,
                int mapping, unsigned *queue, OUT out)
@@ -329,12 +330,21 @@ static int plan_kernel(const void *fn, std::atomic<unsigned long long> &done_on,
     return SIM_OK;
 }
 
+template <int MODE, bool SMALL, class OUT, bool MANY>
+static int plan_tile_instance(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+{
+    static std::atomic<unsigned long long> done_on(0);
+    return plan_kernel((const void *)hz_tile_kernel<MODE, SMALL, OUT, MANY>, done_on, p, optin,
+                       blocks_per_sm, err);
+}
+
+/* The instance a plan launches: MANY only with small disks (the others are the same). */
 template <int MODE, bool SMALL, class OUT>
 static int plan_tile_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
-    static std::atomic<unsigned long long> done_on(0);
-    return plan_kernel((const void *)hz_tile_kernel<MODE, SMALL, OUT>, done_on, p, optin,
-                       blocks_per_sm, err);
+    if (SMALL && p->many)
+        return plan_tile_instance<MODE, SMALL, OUT, SMALL>(p, optin, blocks_per_sm, err);
+    return plan_tile_instance<MODE, SMALL, OUT, false>(p, optin, blocks_per_sm, err);
 }
 
 template <bool SMALL, class OUT>
@@ -397,6 +407,7 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
             mapping = GPU_MAP_DYNAMIC; /* the queue of tiles, one region a block */
     }
     p->mapping = mapping;
+    p->many = g->small && g->ntiles >= GPU_HZ_MANY_TILES;
     p->smem = mapping == GPU_MAP_SELL ? GPU_HZ_SELL_C * p->tile_smem : p->tile_smem;
     int a = 0, b = 0;
     if (mode == GPU_HMODE_DENSE)
@@ -428,8 +439,12 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
 {
     if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
-    hz_tile_kernel<MODE, SMALL, OUT><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
-        p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
+    if (SMALL && p->many)
+        hz_tile_kernel<MODE, SMALL, OUT, SMALL><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
+            p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
+    else
+        hz_tile_kernel<MODE, SMALL, OUT, false><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
+            p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }
