@@ -86,7 +86,9 @@ int app_load_scenario(const char *path, char **sets, int n_sets, sim_scenario *s
  * when the named backend is not available. */
 int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet);
 
-/* Threads for the CPU backend: the request, or every available core when 0. */
+/* Threads for the CPU backend: the request, or every available core when 0; on a machine that
+ * app/main.c found busy (HORIZON_BUSY_CORES other tasks), no more than the cores left, at least
+ * one (threads waiting on cores that other work holds made more threads slower than one). */
 int app_threads(int requested);
 
 /* Seconds on a monotonic clock. */

@@ -153,7 +153,18 @@ int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet)
 
 int app_threads(int requested)
 {
-    return requested > 0 ? requested : omp_get_num_procs();
+    const int cores = omp_get_num_procs();
+    int n = requested > 0 ? requested : cores;
+    const char *busy = getenv("HORIZON_BUSY_CORES"); /* set by app/main.c */
+    if (busy) {
+        char *end = NULL;
+        const long b = strtol(busy, &end, 10);
+        if (end != busy && *end == '\0' && b > 0) {
+            const int left = b < cores ? cores - (int)b : 1;
+            n = n < left ? n : left;
+        }
+    }
+    return n;
 }
 
 double app_now(void)

@@ -522,6 +522,11 @@ int app_run_main(int argc, char **argv)
                 sc->width, sc->height, (long long)sim_agent_count(r.s), sc->radius,
                 (long long)sc->steps, ops->name,
                 strcmp(ops->name, "cpu") == 0 ? (threads == 1 ? " (1 thread)" : "") : "");
+        if (strcmp(ops->name, "cpu") == 0 && o.threads > threads)
+            fprintf(stderr, "horizon: other work held %s of the %d cores at the start: %d "
+                    "thread%s instead of %d (the results are the same for any count)\n",
+                    getenv("HORIZON_BUSY_CORES"), omp_get_num_procs(), threads,
+                    threads == 1 ? "" : "s", o.threads);
         size_t late = r.has_events ? sim_events_count_from(&r.ev, sc->steps) : 0;
         if (late > 0)
             fprintf(stderr, "horizon: %zu of the %zu events of %s are at steps >= %lld, after the "

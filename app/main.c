@@ -41,10 +41,15 @@ static const char usage[] =
  * times (a few ms) before they sleep. Busy: in any of BUSY_LOOKS looks at the kernel's count
  * of runnable tasks (/proc/loadavg, 1 ms apart), other tasks than horizon itself for an eighth
  * of the cores or more (on up to 8 cores: one). Not the load average: it remembers a minute of
- * the last run's own threads. libgomp reads the policy once, when it is loaded,
+ * the last run's own threads. On a busy machine even passive threads lose: a thread woken at a
+ * barrier waits for a core that other work holds (2 threads at 512^2 with one of 2 cores busy
+ * waited ~0.3 ms at each barrier of a step and ran 3-8% slower than 1), so horizon also notes
+ * how many cores the other tasks took (HORIZON_BUSY_CORES) and the CPU backend runs on no more
+ * threads than the cores left (app_threads). libgomp reads the policy once, when it is loaded,
  * before main: so horizon sets OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=IDLE_SPIN and runs
- * itself again, unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands).
- * If the exec fails the run goes on with libgomp's default. README, Performance. */
+ * itself again, unless the user chose OMP_WAIT_POLICY or GOMP_SPINCOUNT (then theirs stands,
+ * and so does the thread count). If the exec fails the run goes on with libgomp's default.
+ * README, Performance. */
 #define IDLE_SPIN "100000"
 #define BUSY_LOOKS 5
 
@@ -62,34 +67,42 @@ static long runnable_tasks(void)
     return run;
 }
 
-static int machine_busy(void)
+/* The most runnable tasks other than horizon seen in BUSY_LOOKS looks 1 ms apart; -1 when the
+ * count cannot be read. */
+static long other_tasks(void)
 {
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long most = 0;
     for (int k = 0; k < BUSY_LOOKS; k++) {
         const long run = runnable_tasks();
-        if (run < 0 || cores < 1)
-            return 1; /* unknown: as if busy */
-        if ((run - 1) * 8 >= cores)
-            return 1;
+        if (run < 0)
+            return -1;
+        most = run - 1 > most ? run - 1 : most;
         if (k + 1 < BUSY_LOOKS)
             usleep(1000);
     }
-    return 0;
+    return most;
 }
 
 static void omp_wait_policy(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN), others = other_tasks();
     const char *key = "OMP_WAIT_POLICY", *value = "passive";
-    if (!machine_busy()) {
+    char busy[32];
+    if (others >= 0 && cores >= 1 && others * 8 < cores) {
         key = "GOMP_SPINCOUNT";
         value = IDLE_SPIN;
+    } else if (others > 0) { /* busy (unknown: passive, every core) */
+        snprintf(busy, sizeof busy, "%ld", others);
+        if (setenv("HORIZON_BUSY_CORES", busy, 1) != 0)
+            return;
     }
     if (setenv(key, value, 1) != 0)
         return;
     execv("/proc/self/exe", argv);
     unsetenv(key); /* no exec: as if never set */
+    unsetenv("HORIZON_BUSY_CORES");
 }
 
 int main(int argc, char **argv)

@@ -161,9 +161,12 @@ for f in "$OUT"/fields/*.npy; do
 done
 
 # ---- reproducibility: same seed twice, 1 vs 2 threads, another seed ----
+# (the wait policy named, so that a busy machine does not take the second thread away: see below)
+export OMP_WAIT_POLICY=passive
 REP=(--set world.width=64 --set world.height=48 --set agents.count=400 --set agents.radius=4
     --set agents.noise=0.3 --steps 25 --frames-every 0 --quiet)
 run run "${REP[@]}" --seed 7 --threads 2 --out "$T/r1" >/dev/null
+grep -q '"threads": 2,' "$T/r1/run.json" || fail "r1: not run on 2 threads"
 run run "${REP[@]}" --seed 7 --threads 2 --out "$T/r2" >/dev/null
 run run "${REP[@]}" --seed 7 --threads 1 --out "$T/r3" >/dev/null
 run run "${REP[@]}" --seed 8 --threads 2 --out "$T/r4" >/dev/null
@@ -176,6 +179,15 @@ diff "$T/r1/stats.csv" "$T/r3/stats.csv" >/dev/null || fail "1 vs 2 threads: sta
 # the agents really move (the comparison is not between two idle worlds)
 awk -F, 'NR > 1 && $3 > 0 { moved = 1 } END { exit !moved }' "$T/r1/stats.csv" ||
     fail "no agent moved in 25 steps"
+
+# ---- a busy machine: no more threads than the cores other work left (app/main.c notes them
+# in HORIZON_BUSY_CORES), with a notice; the same results ----
+HORIZON_BUSY_CORES=$(getconf _NPROCESSORS_ONLN) run run "${REP[@]/--quiet/--progress}" --seed 7 \
+    --threads 2 --out "$T/r5" >/dev/null
+grep -q '"threads": 1,' "$T/r5/run.json" || fail "busy cores: not capped to 1 thread"
+grep -q 'other work held .* 1 thread instead of 2' "$T/err.txt" || fail "busy cores: no notice"
+diff "$T/r1/stats.csv" "$T/r5/stats.csv" >/dev/null || fail "busy cores: stats.csv differ"
+unset OMP_WAIT_POLICY
 
 # ---- no arguments but the step count: the default scenario into ./horizon-out ----
 (cd "$T" && "$HZ" run --steps 2 --frames-every 0 --threads 2 >"$T/out.txt" 2>"$T/err.txt") ||
