@@ -865,7 +865,9 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
             agents_band(s, step, t, bands);
             if (sc->sweeps == 0) {
 #pragma omp barrier
+                prof_mark(s, t, PROF_W_SWEEP);
                 deposit_rows(s, y0, y1);
+                prof_mark(s, t, PROF_SWEEP); /* the deposit counts with the sweeps */
             }
         }
         float *src = field0, *dst = spare0, r = 0.0f;
