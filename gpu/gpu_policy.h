@@ -32,11 +32,15 @@
 /* Worlds of at least GPU_HZ_MANY_TILES tiles (the large scenario's 4096) run the small-disk
  * kernels compiled for GPU_HZ_MINB_MANY blocks: there more resident blocks hide more of a
  * tile's latency chain than the few spilled bytes cost: the large scenario 4,644-4,654
- * steps/s against 4,569-4,575 with 4 (H200, three rounds by turns); smaller worlds keep 4. */
+ * steps/s against 4,569-4,575 with 4 (H200, three rounds by turns); 2048^2 (1,024 tiles)
+ * 14,114-14,168 against 13,925-13,958; 1024^2 and 512^2 (256 tiles each) lost 3-4%, so they
+ * keep 4. */
 #ifndef GPU_HZ_MINB_MANY
 #define GPU_HZ_MINB_MANY 5
 #endif
-#define GPU_HZ_MANY_TILES 2048
+#ifndef GPU_HZ_MANY_TILES
+#define GPU_HZ_MANY_TILES 1024
+#endif
 /* The same for larger disks (64-bit sums): 3 blocks of ~71 KB fit at r = 32 (T = 64). */
 #define GPU_HZ_MINB_LARGE 3
 #define GPU_HZ_SMEM_MAX (227 * 1024) /* shared memory per block on H100/H200 (opt-in) */
