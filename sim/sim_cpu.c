@@ -28,10 +28,11 @@
  *
  * Threads: one thread makes no OpenMP call. With more, one parallel region a step: thread t
  * keeps one band of rows through every phase, so that no thread waits on a queue and each
- * thread's rows stay in its cache. The bands start equal (band()) and are then balanced by each
- * thread's measured speed (balance(): cores differ, and agents may cluster); a split moves
- * rarely and by a few rows. The claims that cross a band's edge are resolved after a barrier. The wait policy (passive unless the user chose one)
- * is set by app/main.c: libgomp reads it before main. */
+ * thread's rows stay in its cache. The bands start equal (band_start()) and are then balanced
+ * by each thread's measured speed (balance(): cores differ, and agents may cluster); a split
+ * moves rarely and by a few rows. The claims that cross a band's edge are resolved after a
+ * barrier. The wait policy (a short spin on an idle machine, passive on a busy one, unless the
+ * user chose one) is set by app/main.c: libgomp reads it before main. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ typedef struct cpu_entry {
     uint32_t t, src;
 } cpu_entry;
 
-/* One band of rows (band()) in the agents' phase: its agents at the start of the step, which
+/* One band of rows (ybound) in the agents' phase: its agents at the start of the step, which
  * bound its claims, and so where its claims go in the one array of n entries; and what its
  * thread counted in the last step. */
 typedef struct cpu_band {
@@ -268,14 +269,15 @@ size_t sim_cpu_estimate_bytes(const sim_scenario *sc)
     return m.total;
 }
 
-/* Rows [y0, y1) of thread t of `threads` in every row-split loop of the step. */
-static void band(int h, int t, int threads, int *y0, int *y1)
+/* The first row of band t of `threads` equal bands, the split a CPU instance starts with
+ * (balance() moves it later): band t is rows [band_start(t), band_start(t + 1)). */
+static int band_start(int h, int t, int threads)
 {
-    *y0 = (int)((int64_t)h * t / threads);
-    *y1 = (int)((int64_t)h * (t + 1) / threads);
+    return (int)((int64_t)h * t / threads);
 }
 
-/* The band of row y: the last t with floor(h t / threads) <= y, i.e. h t / threads < y + 1. */
+/* The band of row y in the equal split: the last t with floor(h t / threads) <= y, i.e.
+ * h t / threads < y + 1. */
 static int band_of_row(int h, int threads, int y)
 {
     return (int)((((int64_t)y + 1) * threads - 1) / h);
@@ -291,7 +293,7 @@ static void place_claims(cpu_band *b, int bands)
     }
 }
 
-/* First touch: each thread writes the rows it will work on in every step (static split), so
+/* First touch: each thread writes the rows of its band (ybound, the equal split at create), so
  * that the pages are mapped before the first step (not inside it) and, on a machine with
  * several memory nodes, lie next to the core that uses them. The field buffers go by the cells
  * of the band (the sweeps stream them every step, several times); their part past the cells by
@@ -303,8 +305,7 @@ static void first_touch(cpu_state *s, const float *field)
     const int threads = step_threads(s->threads, h);
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
-        int t = omp_get_thread_num(), y0, y1;
-        band(h, t, threads, &y0, &y1);
+        const int t = omp_get_thread_num(), y0 = s->ybound[t], y1 = s->ybound[t + 1];
         size_t a = (size_t)y0 * (size_t)w, len = (size_t)(y1 - y0) * (size_t)w;
         memcpy(s->field + a, field + a, len * sizeof *s->field);
         memset(s->spare + a, 0, len * sizeof *s->spare);
@@ -377,8 +378,8 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     }
     sim_hz_ext_init(&s->ext, sc->width, sc->height, sc->radius,
                     sc->boundary == SIM_BOUNDARY_PERIODIC, NULL, s->ext_offset);
-    for (int t = 0; t <= bands; t++) /* equal rows (band()) until balance() moves them */
-        s->ybound[t] = (int)((int64_t)sc->height * t / bands);
+    for (int t = 0; t <= bands; t++) /* equal rows until balance() moves them */
+        s->ybound[t] = band_start(sc->height, t, bands);
     for (int64_t i = 0; i < n_agents; i++)
         s->bands[band_of_row(sc->height, bands, (int)(agents[i] / (uint32_t)sc->width))].agents++;
     place_claims(s->bands, bands);
@@ -834,8 +835,8 @@ void sim_cpu_scramble_bands(void *state, uint64_t seed)
     s->scramble = seed | 1u;
 }
 
-/* One step with several threads, in one parallel region: each thread keeps the same band of
- * rows (band()) through every phase (prefix rows, agents, deposit, each sweep), with a barrier
+/* One step with several threads, in one parallel region: each thread keeps its band of rows
+ * (ybound) through every phase (prefix rows, agents, deposit, each sweep), with a barrier
  * wherever a phase reads what a neighbouring band wrote in the one before. One region instead of
  * one per phase: with the passive wait policy (app/main.c) each region start wakes every
  * thread, a few tens of microseconds that a 2048^2 step on 16 threads (a few ms) would feel. */
