@@ -91,6 +91,11 @@ int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet);
  * one (threads waiting on cores that other work holds made more threads slower than one). */
 int app_threads(int requested);
 
+/* The OpenMP wait policy in force, as app/main.c (or the user) set it: *key is
+ * "OMP_WAIT_POLICY" or "GOMP_SPINCOUNT", and the value is returned (NULL: neither is set,
+ * libgomp's default; *key is then "OMP_WAIT_POLICY"). */
+const char *app_omp_wait(const char **key);
+
 /* Seconds on a monotonic clock. */
 double app_now(void);
 

@@ -240,13 +240,9 @@ static int bench_cpu_targets(FILE *json, int quick)
     };
     const int n = (int)(sizeof cases / sizeof cases[0]);
     double rate[sizeof cases / sizeof cases[0]];
+    const char *wait_key, *wait = app_omp_wait(&wait_key);
     printf("\ncpu targets: default model (density 0.1, 2 sweeps), statistics off, median of %d, "
-           "%d cores, %s=%s\n", reps, cores,
-           getenv("OMP_WAIT_POLICY") || !getenv("GOMP_SPINCOUNT") ? "OMP_WAIT_POLICY"
-                                                                  : "GOMP_SPINCOUNT",
-           getenv("OMP_WAIT_POLICY")  ? getenv("OMP_WAIT_POLICY")
-           : getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT")
-                                      : "(libgomp default)");
+           "%d cores, %s=%s\n", reps, cores, wait_key, wait ? wait : "(libgomp default)");
     printf("  %-12s %8s %12s %10s  %-24s %s\n", "world", "threads", "steps/s", "ms/step",
            "target", "");
     if (json)

@@ -167,6 +167,13 @@ int app_threads(int requested)
     return n;
 }
 
+const char *app_omp_wait(const char **key)
+{
+    const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+    *key = policy || !spin ? "OMP_WAIT_POLICY" : "GOMP_SPINCOUNT";
+    return policy ? policy : spin;
+}
+
 double app_now(void)
 {
     struct timespec ts;

@@ -81,9 +81,6 @@ static const app_shortcut shortcuts[] = {
     {"--dump-fields-every", "output.dump_fields_every"},
 };
 
-/* `sc`: the scenario in force at the end (the events' changes made); `from`: the step this
- * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
- * process ran; `ev`: the run's events, or NULL. */
 /* v when it is a plain word (letters, digits, '_'), else "other": it goes into JSON as is. */
 static const char *plain_word(const char *v)
 {
@@ -95,6 +92,9 @@ static const char *plain_word(const char *v)
     return v;
 }
 
+/* `sc`: the scenario in force at the end (the events' changes made); `from`: the step this
+ * process started at (a resumed run's checkpoint step, else 0), the rate counts the steps this
+ * process ran; `ev`: the run's events, or NULL. */
 static int write_run_json(const char *dir, const sim_scenario *sc, const char *backend,
                           int threads, int64_t steps, int64_t from, double setup, double wall,
                           uint64_t checksum, const sim_events *ev, sim_err *err)
@@ -104,12 +104,13 @@ static int write_run_json(const char *dir, const sim_scenario *sc, const char *b
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return sim_err_set(err, SIM_ENOMEM, "out of memory for run.json");
-    /* The threads' wait at barriers (app/main.c chooses it unless the user did). */
-    const char *spin = getenv("GOMP_SPINCOUNT"), *policy = getenv("OMP_WAIT_POLICY");
+    /* The threads' wait at barriers (app/main.c chooses it unless the user did): the policy's
+     * word, "spin N" for a spin count, or "default". */
+    const char *wait_key, *wait = app_omp_wait(&wait_key);
+    const int spin = wait && strcmp(wait_key, "GOMP_SPINCOUNT") == 0;
     fprintf(m, "{\n  \"version\": \"%s\",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n"
             "  \"omp_wait\": \"%s%s\",\n", HORIZON_VERSION, backend, threads,
-            policy ? plain_word(policy) : spin ? "spin " : "default",
-            policy ? "" : spin ? plain_word(spin) : "");
+            spin ? "spin " : "", wait ? plain_word(wait) : "default");
     fprintf(m, "  \"seed\": %" PRIu64 ",\n  \"steps\": %" PRId64 ",\n  \"setup_seconds\": %.3f,\n"
             "  \"wall_seconds\": %.3f,\n"
             "  \"steps_per_second\": %.3f,\n  \"final_checksum\": \"%016" PRIx64 "\",\n",

@@ -90,6 +90,7 @@ static void omp_wait_policy(char **argv)
     const long cores = sysconf(_SC_NPROCESSORS_ONLN), others = other_tasks();
     const char *key = "OMP_WAIT_POLICY", *value = "passive";
     char busy[32];
+    int noted = 0;
     if (others >= 0 && cores >= 1 && others * 8 < cores) {
         key = "GOMP_SPINCOUNT";
         value = IDLE_SPIN;
@@ -97,12 +98,13 @@ static void omp_wait_policy(char **argv)
         snprintf(busy, sizeof busy, "%ld", others);
         if (setenv("HORIZON_BUSY_CORES", busy, 1) != 0)
             return;
+        noted = 1;
     }
-    if (setenv(key, value, 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
+    if (setenv(key, value, 1) == 0)
+        execv("/proc/self/exe", argv);
     unsetenv(key); /* no exec: as if never set */
-    unsetenv("HORIZON_BUSY_CORES");
+    if (noted)
+        unsetenv("HORIZON_BUSY_CORES");
 }
 
 int main(int argc, char **argv)
