@@ -253,7 +253,7 @@ static int step_part(gpu_state *st, int part, sim_err *err)
             return SIM_OK;
         GPU_TRY(gpu_bins_agents_count(&st->ab, &st->geom, st->d_target, st->n, s, err));
         return gpu_bins_agents_rebin(&st->ab, &st->geom, st->ab.cur ^ 1, st->d_target, st->n,
-                                     NULL, s, err);
+                                     NULL, 0, s, err);
     case PART_DECIDE:
         return st->n > 0 ? gpu_step_decide(st, cur, 0, err) : SIM_OK;
     case PART_MOVE:

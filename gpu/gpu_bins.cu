@@ -17,6 +17,7 @@
 #include "gpu_bins.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
+#include "gpu_pdl.cuh"
 #include "gpu_policy.h"
 
 gpu_bins_geom gpu_bins_geom_of(const gpu_hz_geom *g)
@@ -175,6 +176,8 @@ __global__ void __launch_bounds__(GPU_BIN_SCAN_THREADS)
 gpu_bins_scan_kernel(uint32_t *count, int ntiles, uint32_t *begin, unsigned long long *step)
 {
     __shared__ typename bin_scan_t::TempStorage tmp;
+    gpu_pdl_wait(); /* the move kernel's counts (gpu_pdl.cuh) */
+    gpu_pdl_release();
     gpu_bins_scan_block<GPU_BIN_SCAN_THREADS, GPU_BIN_SCAN_ITEMS>(count, ntiles, begin, step, tmp);
 }
 
@@ -186,6 +189,8 @@ gpu_bins_scatter_kernel(int64_t n, const uint32_t *__restrict__ ids,
                         const uint32_t *__restrict__ begin, gpu_bins_geom bg,
                         uint32_t *__restrict__ ids_out, uint32_t *__restrict__ cells_out)
 {
+    gpu_pdl_wait(); /* the scan's run starts (gpu_pdl.cuh) */
+    gpu_pdl_release();
     const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (q < n)
         gpu_bins_scatter_one(ids ? ids[q] : (uint32_t)q, fin[q], rank[q], begin, bg, n, ids_out,
@@ -254,15 +259,16 @@ int gpu_bins_agents_count(gpu_bins_agents *b, const gpu_hz_geom *g, const uint32
 
 int gpu_bins_agents_rebin(gpu_bins_agents *b, const gpu_hz_geom *g, int from,
                           const uint32_t *d_final, int64_t n, unsigned long long *d_step,
-                          cudaStream_t s, sim_err *err)
+                          int pdl, cudaStream_t s, sim_err *err)
 {
     const int to = from ^ 1;
-    gpu_bins_scan_kernel<<<1, GPU_BIN_SCAN_THREADS, 0, s>>>(b->count, g->ntiles, b->begin[to],
-                                                             d_step);
+    GPU_CHECK(err, gpu_launch(pdl, gpu_bins_scan_kernel, 1, GPU_BIN_SCAN_THREADS, 0, s, b->count,
+                              g->ntiles, b->begin[to], d_step));
     GPU_CHECK_LAUNCH(err, s);
-    gpu_bins_scatter_kernel<<<ew_blocks(n), GPU_EW_THREADS, 0, s>>>(
-        n, b->ids[from], d_final, b->rank, b->begin[to], gpu_bins_geom_of(g), b->ids[to],
-        b->cells[to]);
+    GPU_CHECK(err, gpu_launch(pdl, gpu_bins_scatter_kernel, ew_blocks(n), GPU_EW_THREADS, 0, s, n,
+                              (const uint32_t *)b->ids[from], d_final,
+                              (const uint32_t *)b->rank, (const uint32_t *)b->begin[to],
+                              gpu_bins_geom_of(g), b->ids[to], b->cells[to]));
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

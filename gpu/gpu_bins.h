@@ -156,9 +156,10 @@ int gpu_bins_agents_count(gpu_bins_agents *b, const struct gpu_hz_geom *g,
 
 /* Next bins from the counts and ranks of the n agents in the order of set `from` (final cells
  * in d_final[q]): run starts into set from ^ 1 (zeroing the counts), then ids and cells. d_step
- * (not NULL) is advanced by one in the scan kernel. Does not change b->cur. Enqueued on s. */
+ * (not NULL) is advanced by one in the scan kernel. Does not change b->cur. Enqueued on s; pdl:
+ * its kernels launched with programmatic dependence (gpu_pdl.cuh). */
 int gpu_bins_agents_rebin(gpu_bins_agents *b, const struct gpu_hz_geom *g, int from,
                           const uint32_t *d_final, int64_t n, unsigned long long *d_step,
-                          cudaStream_t s, sim_err *err);
+                          int pdl, cudaStream_t s, sim_err *err);
 
 #endif

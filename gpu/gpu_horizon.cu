@@ -21,6 +21,7 @@
 #include "gpu_check.h"
 #include "gpu_horizon.h"
 #include "gpu_horizon_block.cuh"
+#include "gpu_pdl.cuh"
 #include "gpu_horizon_sell.cuh"
 #include "gpu_policy.h"
 
@@ -134,6 +135,7 @@ int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced)
 
 struct sums_out {
     int64_t *d_sums;
+    int pdl() const { return 0; }
     __device__ void operator()(uint32_t, uint32_t id, int, int, const int64_t s[9]) const
     {
 #pragma unroll
@@ -172,6 +174,8 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
     uint32_t *I = reinterpret_cast<uint32_t *>(hz_smem);
     dense_t *D = reinterpret_cast<dense_t *>(I + g.RS * g.PW); /* PW % 4 == 0: 16-byte aligned */
     gpu_hz_block_halfwidths(s_hwp, g.r);
+    gpu_pdl_wait(); /* the field, bins and queue of the kernels before (gpu_pdl.cuh) */
+    gpu_pdl_release();
     const int per = (g.ntiles + gridDim.x - 1) / gridDim.x;
 
     for (int k = 0;; k++) {
@@ -439,12 +443,15 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
 {
     if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
+    const int pdl = out.pdl();
     if (SMALL && p->many)
-        hz_tile_kernel<MODE, SMALL, OUT, SMALL><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
-            p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
+        GPU_CHECK(err, gpu_launch(pdl, hz_tile_kernel<MODE, SMALL, OUT, SMALL>, p->blocks,
+                                  GPU_HZ_THREADS, p->smem, s, p->g, d_field, ag->ids, ag->cells,
+                                  ag->begin, ag->by_q, p->mapping, d_queue, out));
     else
-        hz_tile_kernel<MODE, SMALL, OUT, false><<<p->blocks, GPU_HZ_THREADS, p->smem, s>>>(
-            p->g, d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out);
+        GPU_CHECK(err, gpu_launch(pdl, hz_tile_kernel<MODE, SMALL, OUT, false>, p->blocks,
+                                  GPU_HZ_THREADS, p->smem, s, p->g, d_field, ag->ids, ag->cells,
+                                  ag->begin, ag->by_q, p->mapping, d_queue, out));
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -65,6 +65,7 @@ typedef struct gpu_decide_args {
     uint32_t *d_target;                 /* by tile order q: claimed cell, or the agent's own */
     unsigned long long *d_key;          /* by tile order q: the claim key when it claimed */
     int queue_zeroed;                   /* the dynamic mapping's counter is already 0 */
+    int pdl;                            /* launch with programmatic dependence (gpu_pdl.cuh) */
 } gpu_decide_args;
 
 /* Fills g for a grid and radius (chooses the tile side from the shared memory it needs). */

@@ -483,6 +483,7 @@ gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, con
 template <bool NC> struct gpu_hz_decide_out {
     gpu_decide_args a;
     int w, h, periodic;
+    int pdl() const { return a.pdl; }
     __device__ void operator()(uint32_t q, uint32_t id, int x, int y, const int64_t s[9]) const
     {
         sim_u32x4 rr = sim_random(a.seed, *a.d_step, id, SIM_RNG_STEP);

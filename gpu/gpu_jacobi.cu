@@ -16,6 +16,7 @@
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_jacobi.h"
+#include "gpu_pdl.cuh"
 #include "gpu_policy.h"
 #include "gpu_stats.cuh"
 
@@ -40,6 +41,7 @@ void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p)
     p->js_rows = 0;
     p->js_batch = 0;
     p->halt = NULL;
+    p->pdl = 0;
 }
 
 __device__ __forceinline__ int jwrap(int v, int n)
@@ -110,6 +112,8 @@ __global__ void __launch_bounds__(32 * GPU_JS_WARPS)
 js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int rows)
 {
+    gpu_pdl_wait(); /* the field of the kernels before (gpu_pdl.cuh) */
+    gpu_pdl_release();
     if (p.halt && *p.halt)
         return; /* the whole grid */
     const int lane = threadIdx.x;
@@ -274,6 +278,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
           gpu_ctl *terms)
 {
+    gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
+    gpu_pdl_release();
     if (p.halt && *p.halt)
         return; /* the whole grid */
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC), TX = RW - 2 * HX,
@@ -471,6 +477,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
 /* Multiplies every cell by keep (decay without sweeps). */
 __global__ void decay_kernel(float *f, size_t n, float keep, const unsigned *halt)
 {
+    gpu_pdl_wait();
+    gpu_pdl_release();
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && !(halt && *halt))
         f[i] = SIM_FMUL(f[i], keep);
@@ -569,12 +577,15 @@ static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *
     if (p->w % 4 == 0) {
         dim3 grid((unsigned)((p->w / 4 + 31) / 32), gy);
         if (batch >= 8)
-            js_kernel<BND, 4, 8><<<grid, block, 0, s>>>(*p, src, dst, res, decay, rows);
+            gpu_launch(p->pdl, js_kernel<BND, 4, 8>, grid, block, 0, s, *p, src, dst, res, decay,
+                       rows);
         else
-            js_kernel<BND, 4, 4><<<grid, block, 0, s>>>(*p, src, dst, res, decay, rows);
+            gpu_launch(p->pdl, js_kernel<BND, 4, 4>, grid, block, 0, s, *p, src, dst, res, decay,
+                       rows);
     } else {
         dim3 grid((unsigned)((p->w + 31) / 32), gy);
-        js_kernel<BND, 1, 4><<<grid, block, 0, s>>>(*p, src, dst, res, decay, rows);
+        gpu_launch(p->pdl, js_kernel<BND, 1, 4>, grid, block, 0, s, *p, src, dst, res, decay,
+                   rows);
     }
 }
 
@@ -592,15 +603,19 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
 {
     const int TX = GPU_JF_RW - 2 * jf_hx(K, VEC), TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
+    const uint32_t *no_occ = NULL;
+    gpu_ctl *no_terms = NULL;
     if (dep.occ && dep.terms)
-        jf_kernel<K, BND, true, true, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, dep.terms);
+        gpu_launch(p->pdl, jf_kernel<K, BND, true, true, VEC>, grid, GPU_JF_THREADS,
+                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, dep.occ, dep.deposit,
+                   dep.terms);
     else if (dep.occ)
-        jf_kernel<K, BND, true, false, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, dep.occ, dep.deposit, NULL);
+        gpu_launch(p->pdl, jf_kernel<K, BND, true, false, VEC>, grid, GPU_JF_THREADS,
+                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, dep.occ, dep.deposit,
+                   no_terms);
     else
-        jf_kernel<K, BND, false, false, VEC><<<grid, GPU_JF_THREADS, jf_smem_bytes(K), s>>>(
-            *p, src, dst, res, decay, cheap, NULL, 0.0f, NULL);
+        gpu_launch(p->pdl, jf_kernel<K, BND, false, false, VEC>, grid, GPU_JF_THREADS,
+                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, no_occ, 0.0f, no_terms);
 }
 
 /* The vector instance (jf_kernel's VEC) where it applies: a periodic grid at least a region
@@ -697,8 +712,9 @@ int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int s
     if (sweeps <= 0) {
         if (decay) {
             size_t n = (size_t)p->w * p->h;
-            decay_kernel<<<(unsigned)((n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS,
-                           0, s>>>(*d_cur, n, p->keep, p->halt);
+            gpu_launch(p->pdl, decay_kernel,
+                       (unsigned)((n + GPU_EW_THREADS - 1) / GPU_EW_THREADS), GPU_EW_THREADS, 0,
+                       s, *d_cur, n, p->keep, p->halt);
             GPU_CHECK_LAUNCH(err, s);
         }
         return SIM_OK;

@@ -26,6 +26,7 @@ typedef struct gpu_jac {
     /* Not NULL: a device word; while it is non-zero every kernel of a run returns at once
      * (the model engine's queued steps after one that could not run; gpu_model.h). */
     const unsigned *halt;
+    int pdl; /* its kernels launched with programmatic dependence (gpu_pdl.cuh); 0 unless set */
 } gpu_jac;
 
 void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p);

@@ -97,6 +97,16 @@
 #define GPU_ST_THREADS 256
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
 
+/* ---- Programmatic dependent launch (gpu_pdl.cuh) ---- */
+/* Worlds of at most this many cells launch the step's kernels with programmatic dependence:
+ * each kernel's blocks are scheduled while the one before it finishes, instead of after it (a
+ * small world's step is a chain of short kernels). H200, `horizon run`, three rounds by turns
+ * against HORIZON_PDL=0 in one device call: 128^2 +9.5%, 512^2 (the default) +7.2% (52,251-
+ * 52,535 against 48,788-48,960 steps/s), 1024^2 +2.6%, 2048^2 +0.4%, 4096^2 (the large
+ * scenario) +0.3%; statistics every step at 512^2 +3.5%. No size measured lost; larger worlds
+ * (not measured) keep the plain launches. */
+#define GPU_PDL_CELLS_MAX (1 << 24)
+
 /* ---- Batched steps (gpu_step_batch.cu) ---- */
 /* Steps captured in one graph when a batch has that many in a row with the same statistics
  * choice (gpu_tuning.steps_per_graph overrides it, 1..GPU_BATCH_GRAPH_MAX): one launch and no

@@ -99,6 +99,7 @@ typedef struct gpu_state {
     cudaGraphExec_t graph_run[2][2][2];
     int graph_nodes, graph_kernels; /* of the last capture */
     int res_blocks; /* grid of the resident kernel (gpu_step_resident.cu); 0: not usable */
+    int pdl;        /* the step's kernels overlap their predecessors' ends (gpu_step_pdl_choose) */
     size_t bytes; /* device bytes allocated */
 } gpu_state;
 
@@ -166,6 +167,11 @@ int gpu_step_folds(const gpu_state *st);
  * step's column sums may run beside the next step, since a step reads the field its
  * predecessor left and writes only the other buffer, which the step after it writes again. */
 int gpu_step_stats_fused(const gpu_state *st);
+
+/* Sets st->pdl (and st->jac.pdl): whether the step's kernels are launched with programmatic
+ * dependence (gpu_pdl.cuh), from the world's size (GPU_PDL_CELLS_MAX) or HORIZON_PDL=0|1 (a
+ * measuring aid; anything else is refused). */
+int gpu_step_pdl_choose(gpu_state *st, sim_err *err);
 
 /* Drops the captured graphs (after a change of tuning or pointers); _ring only the batched ones
  * with statistics (single steps and runs), which hold the column-sum ring's address. */

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "gpu_check.h"
+#include "gpu_pdl.cuh"
 #include "gpu_policy.h"
 #include "gpu_stats.cuh"
 
@@ -140,6 +141,8 @@ __global__ void st_ring_kernel(gpu_ctl *ctl, const double *__restrict__ colsum, 
                                gpu_ctl *ctl_ring, double *colsum_ring, unsigned *pos)
 {
     __shared__ unsigned s_pos[2];
+    gpu_pdl_wait(); /* the step's control block and column sums (gpu_pdl.cuh) */
+    gpu_pdl_release();
     if (threadIdx.x == 0) {
         s_pos[0] = pos[0];
         s_pos[1] = pos[1];
@@ -223,11 +226,13 @@ int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStr
 }
 
 int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
-                         double *colsum_ring, unsigned *pos, cudaStream_t s, sim_err *err)
+                         double *colsum_ring, unsigned *pos, int pdl, cudaStream_t s,
+                         sim_err *err)
 {
     /* 512 threads: one load each at the default width, 8 at 4096 columns; the kernel is a few
      * microseconds of latency either way, beside a field pass of the statistics. */
-    st_ring_kernel<<<1, 512, 0, s>>>(d_ctl, d_colsum, w, ctl_ring, colsum_ring, pos);
+    GPU_CHECK(err, gpu_launch(pdl, st_ring_kernel, 1, 512, 0, s, d_ctl, d_colsum, w, ctl_ring,
+                              colsum_ring, pos));
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -58,8 +58,10 @@ int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStr
  * starts without a reset of its own), and pos[0] and (with column sums) pos[1] advance by one.
  * The slots come from device memory, not from the launch, so that the one captured graph of a
  * step serves every slot; the host zeroes pos before a batch. One block: the positions are read
- * and advanced by the same thread, in the order of the stream. */
+ * and advanced by the same thread, in the order of the stream. pdl: launched with programmatic
+ * dependence (gpu_pdl.cuh). */
 int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
-                         double *colsum_ring, unsigned *pos, cudaStream_t s, sim_err *err);
+                         double *colsum_ring, unsigned *pos, int pdl, cudaStream_t s,
+                         sim_err *err);
 
 #endif

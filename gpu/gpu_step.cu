@@ -30,6 +30,7 @@
 
 #include "gpu_alloc.h"
 #include "gpu_check.h"
+#include "gpu_pdl.cuh"
 #include "gpu_policy.h"
 #include "gpu_state.h"
 #include "gpu_stats.cuh"
@@ -53,6 +54,8 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
             float deposit, int fold, gpu_bins_geom bg, uint32_t *count, uint32_t *rank,
             unsigned long long *moved, gpu_ctl *terms)
 {
+    gpu_pdl_wait(); /* the tile-sum kernel's targets and claims (gpu_pdl.cuh) */
+    gpu_pdl_release();
     const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = q < n;
     int mv = 0;
@@ -172,16 +175,20 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
     a.d_target = st->d_target;
     a.d_key = st->d_key;
     a.queue_zeroed = queue_zeroed;
+    a.pdl = st->pdl;
     return gpu_hz_decide(&st->plan, &ag, field, &a, &st->d_ctl->queue, st->stream, err);
 }
 
 int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err)
 {
     gpu_bins_agents *b = &st->ab;
-    move_kernel<<<ew_blocks(st->n), GPU_EW_THREADS, 0, st->stream>>>(
-        st->n, b->ids[b->cur], b->cells[b->cur], st->d_target, st->d_key, st->d_claim, st->d_occ,
-        st->d_cells, field, st->sc.deposit, fold, gpu_bins_geom_of(&st->geom), b->count, b->rank,
-        &st->d_ctl->moved, terms ? st->d_ctl : NULL);
+    GPU_CHECK(err, gpu_launch(st->pdl, move_kernel, ew_blocks(st->n), GPU_EW_THREADS, 0,
+                              st->stream, st->n, (const uint32_t *)b->ids[b->cur],
+                              (const uint32_t *)b->cells[b->cur], st->d_target,
+                              (const unsigned long long *)st->d_key, st->d_claim, st->d_occ,
+                              st->d_cells, field, st->sc.deposit, fold,
+                              gpu_bins_geom_of(&st->geom), b->count, b->rank,
+                              &st->d_ctl->moved, terms ? st->d_ctl : (gpu_ctl *)NULL));
     GPU_CHECK_LAUNCH(err, st->stream);
     return SIM_OK;
 }
@@ -189,6 +196,19 @@ int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err
 int gpu_step_folds(const gpu_state *st)
 {
     return st->n > 0 && gpu_jacobi_first_pass(st->sc.sweeps, st->tune.fuse_max) >= 2;
+}
+
+int gpu_step_pdl_choose(gpu_state *st, sim_err *err)
+{
+    st->pdl = st->cells <= GPU_PDL_CELLS_MAX;
+    const char *forced = getenv("HORIZON_PDL"); /* a measuring aid; empty: unset */
+    if (forced && *forced) {
+        if (strcmp(forced, "0") != 0 && strcmp(forced, "1") != 0)
+            return sim_err_set(err, SIM_EINVAL, "HORIZON_PDL=%s: allowed 0 or 1", forced);
+        st->pdl = forced[0] == '1';
+    }
+    st->jac.pdl = st->pdl;
+    return SIM_OK;
 }
 
 int gpu_step_stats_fused(const gpu_state *st)
@@ -213,7 +233,7 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
         GPU_CHECK(err, cudaStreamWaitEvent(st->side, st->ev_fork, 0));
         /* The next bins from this step's final cells, beside the diffusion. */
         GPU_TRY(gpu_bins_agents_rebin(&st->ab, &st->geom, st->ab.cur, st->d_target, st->n,
-                                      &st->d_ctl->step, st->side, err));
+                                      &st->d_ctl->step, st->pdl, st->side, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_join, st->side));
     }
     GPU_TRY(gpu_jacobi_run_terms(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
@@ -234,7 +254,7 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,
                                     want_stats && !aside ? st->d_colsum_ring : NULL,
-                                    st->d_ring_pos, s, err);
+                                    st->d_ring_pos, st->pdl, s, err);
     GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     if (want_stats)

@@ -159,6 +159,7 @@ __global__ void __launch_bounds__(GPU_HZ_THREADS, 1) resident_kernel(res_args a)
     out.a.d_target = a.target;
     out.a.d_key = a.key;
     out.a.queue_zeroed = 1;
+    out.a.pdl = 0;
     out.w = g.w;
     out.h = g.h;
     out.periodic = g.periodic;

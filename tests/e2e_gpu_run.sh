@@ -69,6 +69,17 @@ grep -q 'HORIZON_HZ_MAPPING=9' "$T/badmap.txt" ||
     fail "HORIZON_HZ_MAPPING=9: unclear message: $(cat "$T/badmap.txt")"
 echo "ok: HORIZON_HZ_MAPPING"
 
+# The comparisons above launch the step's kernels with programmatic dependence (on for worlds
+# up to GPU_PDL_CELLS_MAX); HORIZON_PDL=0 (a measuring aid) turns it off: the same results.
+# Any other value than 0 or 1 is refused, naming the variable.
+HORIZON_PDL=0 compare nopdl "$S/default.ini" --steps 30 --set world.width=160 --set world.height=96
+rc=0
+HORIZON_PDL=2 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badpdl" \
+    --quiet --set world.width=64 --set world.height=64 2>"$T/badpdl.txt" || rc=$?
+[ "$rc" -ne 0 ] || fail "HORIZON_PDL=2: the run succeeded"
+grep -q 'HORIZON_PDL=2' "$T/badpdl.txt" || fail "HORIZON_PDL=2: unclear message: $(cat "$T/badpdl.txt")"
+echo "ok: HORIZON_PDL"
+
 # `info` with a scenario reports the device-memory estimate.
 "$HZ" info "$S/large.ini" >"$T/info.txt" || fail "info exited $?"
 grep -q 'cuda memory estimate' "$T/info.txt" || fail "info: no cuda memory estimate"
