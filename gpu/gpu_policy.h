@@ -128,7 +128,11 @@
  * (gpu_tuning.resident overrides it). Measured on an H200 against one graph a step (density
  * 0.1, gpu/BENCH.md): 64^2 +8.6%, 128^2 and 256^2 even, 512^2 -12%, 1024^2 -26%: the
  * grid barriers between phases cost more than the launches they replace once a step has
- * hundreds of blocks of work. */
+ * hundreds of blocks of work. Since the step's kernels overlap (GPU_PDL_CELLS_MAX), graphs win
+ * at 64^2 too (`horizon bench --batch-only`: 58,880-59,087 steps/s by graphs against
+ * 54,827-54,990 resident), but each instance captures its graphs first: so the resident kernel
+ * serves only an instance's first GPU_BATCH_RUN_AFTER batched steps (the short runs of a
+ * sweep need no capture), and longer runs go on by graphs (gpu_step_resident_use). */
 #define GPU_RES_CELLS_MAX (1 << 13)
 /* Its grid: a block per tile, and at least one per this many cells a thread (sweeps), up to the
  * blocks the device holds at once. */

@@ -195,7 +195,9 @@ void gpu_step_free(gpu_state *st);
  *                           tuning, else worlds of at most GPU_RES_CELLS_MAX cells) into
  *                           st->res_blocks; 0 when it is not to be, or the device cannot
  *                           launch it cooperatively;
- *   gpu_step_resident_use:  whether a batch without statistics goes there (res_blocks > 0);
+ *   gpu_step_resident_use:  whether a batch without statistics goes there (res_blocks > 0;
+ *                           chosen automatically, not after GPU_BATCH_RUN_AFTER batched
+ *                           steps);
  *   gpu_step_resident_run:  n steps (1..SIM_STEP_BATCH_MAX) from `step`, one launch and one
  *                           synchronisation; out[k].moved as gpu_step_run gives it. */
 int gpu_step_resident_plan(gpu_state *st, sim_err *err);

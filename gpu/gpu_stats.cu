@@ -76,8 +76,17 @@ st_colsum_kernel(const float *__restrict__ f, int w, int h, double *colsum)
         if (warp == 0) {
             const int rows = min(ST_CHUNK, h - k * ST_CHUNK);
             const float(*b)[GPU_ST_COLS + 1] = buf[k & 1];
-            for (int rr = 0; rr < rows; rr++)
-                acc += (double)b[rr][lane];
+            /* Still one addition after the other, in row order; unrolled, the shared-memory
+             * loads are issued ahead of the chain (rolled, each waited for its load). */
+            if (rows == ST_CHUNK) {
+#pragma unroll 16
+                for (int rr = 0; rr < ST_CHUNK; rr++)
+                    acc += (double)b[rr][lane];
+            } else {
+#pragma unroll 4
+                for (int rr = 0; rr < rows; rr++)
+                    acc += (double)b[rr][lane];
+            }
         } else if (k + 1 < nchunks) {
             st_stage(f, w, h, x, (k + 1) * ST_CHUNK + (warp - 1) * GPU_ST_ROWS,
                      buf[(k + 1) & 1] + (warp - 1) * GPU_ST_ROWS, lane);

@@ -290,6 +290,11 @@ int gpu_step_resident_plan(gpu_state *st, sim_err *err)
 
 int gpu_step_resident_use(const gpu_state *st)
 {
+    /* Chosen automatically, it serves the first GPU_BATCH_RUN_AFTER batched steps: from then on
+     * an instance captures runs of steps, whose kernels overlap (programmatic dependence) and
+     * run faster (GPU_RES_CELLS_MAX). */
+    if (st->tune.resident == GPU_RES_AUTO && st->batched > GPU_BATCH_RUN_AFTER)
+        return 0;
     return st->res_blocks > 0;
 }
 

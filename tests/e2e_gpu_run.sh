@@ -80,6 +80,18 @@ HORIZON_PDL=2 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badp
 grep -q 'HORIZON_PDL=2' "$T/badpdl.txt" || fail "HORIZON_PDL=2: unclear message: $(cat "$T/badpdl.txt")"
 echo "ok: HORIZON_PDL"
 
+# A tiny world's long run: its batches without statistics go to the resident kernel for the
+# first GPU_BATCH_RUN_AFTER (4096) batched steps, then to graphs of runs of steps; the rows
+# (every 100 steps) and the end equal the CPU's.
+for b in cpu cuda; do
+    "$HZ" run "$S/default.ini" --backend "$b" --out "$T/long.$b" --quiet --steps 4700 \
+        --stats-every 100 --frames-every 0 --set world.width=64 --set world.height=64 ||
+        fail "long: --backend $b exited $?"
+done
+diff "$T/long.cpu/stats.csv" "$T/long.cuda/stats.csv" >/dev/null ||
+    fail "long: stats.csv differs between cpu and cuda (64^2, 4700 steps)"
+echo "ok: long (64^2, 4700 steps, resident kernel then graphs)"
+
 # `info` with a scenario reports the device-memory estimate.
 "$HZ" info "$S/large.ini" >"$T/info.txt" || fail "info exited $?"
 grep -q 'cuda memory estimate' "$T/info.txt" || fail "info: no cuda memory estimate"
