@@ -27,7 +27,8 @@ __device__ __forceinline__ void gpu_pdl_release()
 /* Launches kernel<<<grid, block, smem, s>>>(args...), with pdl the programmatic stream
  * serialization attribute (the launch may overlap the previous kernel on s; also inside a
  * stream capture, where it becomes a programmatic edge of the graph). Returns the launch's
- * error. */
+ * error, which is also the runtime's last error: the helpers that return no status
+ * (gpu_jacobi.cu's pass launches) leave it to the GPU_CHECK_LAUNCH after them. */
 template <typename... P, typename... A>
 static inline cudaError_t gpu_launch(int pdl, void (*kernel)(P...), dim3 grid, dim3 block,
                                      size_t smem, cudaStream_t s, A... args)
