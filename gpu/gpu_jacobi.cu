@@ -477,7 +477,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
 /* Multiplies every cell by keep (decay without sweeps). */
 __global__ void decay_kernel(float *f, size_t n, float keep, const unsigned *halt)
 {
-    gpu_pdl_wait();
+    gpu_pdl_wait(); /* the field of the kernels before (gpu_pdl.cuh) */
     gpu_pdl_release();
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && !(halt && *halt))

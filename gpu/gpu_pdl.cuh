@@ -1,10 +1,11 @@
-/* gpu_pdl.cuh - programmatic dependent launch of the fast path's step kernels (small worlds,
- * gpu_step_pdl). A kernel launched with gpu_launch(pdl = 1, ...) may start while the kernel
- * before it on the stream is still finishing; it must call gpu_pdl_wait() before it reads or
- * writes anything its predecessors touch, and every block must call it (a kernel's completion
- * then implies its predecessors', which the kernels after it rely on). gpu_pdl_release() lets
- * the next kernel's blocks be scheduled from then on. Both are no-ops in a kernel launched
- * without the attribute (and before sm_90). Internal to gpu/ (CUDA C++). */
+/* gpu_pdl.cuh - programmatic dependent launch of the fast path's step kernels (worlds of up to
+ * GPU_PDL_CELLS_MAX cells, gpu_step_pdl_choose). A kernel launched with gpu_launch(pdl = 1, ...)
+ * may start while the kernel before it on the stream is still finishing; it must call
+ * gpu_pdl_wait() before it reads or writes anything its predecessors touch, and every block must
+ * call it (a kernel's completion then implies its predecessors', which the kernels after it
+ * rely on). gpu_pdl_release() lets the next kernel's blocks be scheduled from then on. Both are
+ * no-ops in a kernel launched without the attribute (and before sm_90). Internal to gpu/ (CUDA
+ * C++). */
 #ifndef GPU_PDL_CUH
 #define GPU_PDL_CUH
 
