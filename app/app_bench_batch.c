@@ -78,11 +78,14 @@ static int make_instance(const sim_backend_ops *ops, const bench_world *w, int v
                          sim_err *err)
 {
     int rc = sim_create(&w->sc, ops, 0, out, err);
+    const int inst = instance_of(v);
 #ifdef HORIZON_HAVE_CUDA
-    if (rc == SIM_OK && strcmp(ops->name, "cuda") == 0 && instance_of(v) != 0) {
+    if (rc == SIM_OK && strcmp(ops->name, "cuda") == 0 && inst != 0) {
         gpu_tuning runs = {0, 0, 0, RUN_STEPS, GPU_RES_OFF}, graphs = {0, 0, 0, 0, GPU_RES_OFF};
-        rc = gpu_tune(*out, instance_of(v) == 1 ? &runs : &graphs, err);
+        rc = gpu_tune(*out, inst == 1 ? &runs : &graphs, err);
     }
+#else
+    (void)inst; /* a build without CUDA has no tuning: every variant runs as created */
 #endif
     return rc;
 }
