@@ -21,8 +21,8 @@
 #include "gpu_check.h"
 #include "gpu_horizon.h"
 #include "gpu_horizon_block.cuh"
-#include "gpu_pdl.cuh"
 #include "gpu_horizon_sell.cuh"
+#include "gpu_pdl.cuh"
 #include "gpu_policy.h"
 
 extern "C" {
@@ -443,15 +443,12 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
 {
     if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
-    const int pdl = out.pdl();
-    if (SMALL && p->many)
-        GPU_CHECK(err, gpu_launch(pdl, hz_tile_kernel<MODE, SMALL, OUT, SMALL>, p->blocks,
-                                  GPU_HZ_THREADS, p->smem, s, p->g, d_field, ag->ids, ag->cells,
-                                  ag->begin, ag->by_q, p->mapping, d_queue, out));
-    else
-        GPU_CHECK(err, gpu_launch(pdl, hz_tile_kernel<MODE, SMALL, OUT, false>, p->blocks,
-                                  GPU_HZ_THREADS, p->smem, s, p->g, d_field, ag->ids, ag->cells,
-                                  ag->begin, ag->by_q, p->mapping, d_queue, out));
+    /* MANY only with small disks (the other instances are the same kernel). */
+    auto *kernel = SMALL && p->many ? hz_tile_kernel<MODE, SMALL, OUT, SMALL>
+                                    : hz_tile_kernel<MODE, SMALL, OUT, false>;
+    GPU_CHECK(err, gpu_launch(out.pdl(), kernel, p->blocks, GPU_HZ_THREADS, p->smem, s, p->g,
+                              d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping,
+                              d_queue, out));
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

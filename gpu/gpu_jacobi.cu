@@ -603,19 +603,12 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
 {
     const int TX = GPU_JF_RW - 2 * jf_hx(K, VEC), TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
-    const uint32_t *no_occ = NULL;
-    gpu_ctl *no_terms = NULL;
-    if (dep.occ && dep.terms)
-        gpu_launch(p->pdl, jf_kernel<K, BND, true, true, VEC>, grid, GPU_JF_THREADS,
-                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, dep.occ, dep.deposit,
-                   dep.terms);
-    else if (dep.occ)
-        gpu_launch(p->pdl, jf_kernel<K, BND, true, false, VEC>, grid, GPU_JF_THREADS,
-                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, dep.occ, dep.deposit,
-                   no_terms);
-    else
-        gpu_launch(p->pdl, jf_kernel<K, BND, false, false, VEC>, grid, GPU_JF_THREADS,
-                   jf_smem_bytes(K), s, *p, src, dst, res, decay, cheap, no_occ, 0.0f, no_terms);
+    /* The instances without the deposit or the terms do not read those arguments. */
+    auto *kernel = dep.occ && dep.terms ? jf_kernel<K, BND, true, true, VEC>
+                   : dep.occ            ? jf_kernel<K, BND, true, false, VEC>
+                                        : jf_kernel<K, BND, false, false, VEC>;
+    gpu_launch(p->pdl, kernel, grid, GPU_JF_THREADS, jf_smem_bytes(K), s, *p, src, dst, res,
+               decay, cheap, dep.occ, dep.deposit, dep.terms);
 }
 
 /* The vector instance (jf_kernel's VEC) where it applies: a periodic grid at least a region
