@@ -448,8 +448,9 @@ extern "C" int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err)
     if (t->steps_per_graph < 0 || t->steps_per_graph > GPU_BATCH_GRAPH_MAX)
         return sim_err_set(err, SIM_EINVAL, "gpu_tune: steps_per_graph %d (allowed 0..%d)",
                            t->steps_per_graph, GPU_BATCH_GRAPH_MAX);
-    if (t->resident < GPU_RES_AUTO || t->resident > GPU_RES_ON)
-        return sim_err_set(err, SIM_EINVAL, "gpu_tune: resident %d (allowed 0..2)", t->resident);
+    if (t->resident < GPU_RES_AUTO || t->resident > GPU_RES_TINY)
+        return sim_err_set(err, SIM_EINVAL, "gpu_tune: resident %d (allowed 0..%d)", t->resident,
+                           GPU_RES_TINY);
     st->tune = *t;
     return replan(st, err);
 }
@@ -458,4 +459,10 @@ extern "C" int gpu_horizon_mode(sim *s)
 {
     gpu_state *st = instance(s);
     return st ? st->plan.mode : GPU_HMODE_AUTO;
+}
+
+extern "C" int gpu_tiny_kernel(sim *s)
+{
+    gpu_state *st = instance(s);
+    return st && st->tiny_smem > 0;
 }

@@ -99,9 +99,12 @@ typedef struct gpu_tuning {
     int steps_per_graph; /* steps of a batch captured in one graph, 1..32; 0: automatic (1) */
     int resident;     /* batches without statistics in one kernel (GPU_RES_*) */
 } gpu_tuning;
-/* The resident kernel of tiny worlds (gpu_step_resident.cu): automatic (worlds of at most
- * GPU_RES_CELLS_MAX cells, gpu_policy.h), never, or whenever the device can launch it. */
-enum { GPU_RES_AUTO = 0, GPU_RES_OFF = 1, GPU_RES_ON = 2 };
+/* The resident kernels of tiny worlds (gpu_step_resident.cu): automatic (the one-block kernel
+ * where the world fits it and has at most GPU_TINY_CELLS_AUTO cells, else the cooperative grid
+ * for worlds of at most GPU_RES_CELLS_MAX cells, gpu_policy.h), never, the cooperative grid
+ * whenever the device can launch it, or the one-block kernel wherever the world fits it (else as
+ * GPU_RES_ON). */
+enum { GPU_RES_AUTO = 0, GPU_RES_OFF = 1, GPU_RES_ON = 2, GPU_RES_TINY = 3 };
 
 /* Applies t to the CUDA instance of s; SIM_EINVAL (message in err) for out-of-range values or
  * when s runs on another backend. */
@@ -110,6 +113,10 @@ int gpu_tune(sim *s, const gpu_tuning *t, sim_err *err);
 /* The horizon mode the CUDA instance of s uses now (GPU_HMODE_DENSE or GPU_HMODE_SPARSE);
  * GPU_HMODE_AUTO when s runs on another backend. */
 int gpu_horizon_mode(sim *s);
+
+/* 1 when the CUDA instance of s runs its batches' steps without statistics in the one-block
+ * kernel of tiny worlds (gpu_step_resident.cu), else 0. */
+int gpu_tiny_kernel(sim *s);
 
 /* Test hooks of the device allocation door (gpu_alloc.h), mirroring sim_alloc.h's. Every device
  * allocation (cudaMalloc) and pinned host allocation (cudaMallocHost) that gpu/ makes, in the

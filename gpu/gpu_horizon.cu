@@ -102,6 +102,22 @@ void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g)
     g->ntiles = g->ntx * g->nty;
 }
 
+void gpu_hz_geometry_whole(int w, int h, int periodic, int r, gpu_hz_geom *g)
+{
+    g->w = w;
+    g->h = h;
+    g->periodic = periodic;
+    g->r = r;
+    g->T = w > h ? w : h;
+    g->R = r + 1;
+    g->L = round4(r + 2);
+    g->RS = h + 2 * g->R;
+    g->PW = round4(g->L + w + g->R);
+    g->DW = 0; /* no dense table */
+    g->small = disk_is_small(r) && g->PW <= 128;
+    g->ntx = g->nty = g->ntiles = 1;
+}
+
 int gpu_hz_auto_mapping(int *mapping, sim_err *err)
 {
     *mapping = GPU_HZ_MAPPING;

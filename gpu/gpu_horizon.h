@@ -71,6 +71,11 @@ typedef struct gpu_decide_args {
 /* Fills g for a grid and radius (chooses the tile side from the shared memory it needs). */
 void gpu_hz_geometry(int w, int h, int periodic, int r, gpu_hz_geom *g);
 
+/* Fills g for one tile that covers the whole w x h grid (the one-block kernel of tiny worlds,
+ * gpu_step_resident.cu): region rows RS = h + 2R, pitch PW = L + w + R rounded up to 4, region
+ * origin (-L, -R); sparse sums only (DW = 0). */
+void gpu_hz_geometry_whole(int w, int h, int periodic, int r, gpu_hz_geom *g);
+
 /* Mode for n agents: `forced` when not GPU_HMODE_AUTO (dense falls back to sparse when its
  * shared memory does not fit), else from density and radius (gpu_policy.h). */
 int gpu_hz_choose_mode(const gpu_hz_geom *g, int64_t n, int forced);

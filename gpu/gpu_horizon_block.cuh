@@ -91,16 +91,28 @@ __device__ __forceinline__ float4 region_group(const gpu_hz_geom &g,
                        region_value<NC>(g, field, ox, oy, i, 4 * k + 3, inside));
 }
 
-/* Loads the region (RS rows of PW cells, upper-left cell (ox, oy)) as inclusive prefix rows of
- * the fixed-point field modulo 2^32: I[i*PW + j] = sum of the row's cells 0..j. Warp w owns rows
- * w, w + nw, ...; lane l holds the G groups of four cells l*G .. l*G+G-1 of a row (one or two
- * float4 loads), sums them in registers, and one warp scan of the lanes' totals gives the
- * offsets; the row is written back as uint4. GPU_HZ_LOAD_ROWS rows are requested before any is
- * used (a tile is ~100 scattered rows: latency, not bandwidth, is the cost). */
-template <int G, bool NC>
-__device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
-                                          const float *field, int ox, int oy,
-                                          bool inside, bool vec)
+/* The region's groups of four cells from the field in device memory (region_group), the tile
+ * kernels' loader for load_rows. */
+template <bool NC> struct hz_region_groups {
+    const gpu_hz_geom &g;
+    const float *field;
+    int ox, oy;
+    bool inside, vec;
+    __device__ __forceinline__ float4 operator()(int i, int k) const
+    {
+        return region_group<NC>(g, field, ox, oy, i, k, inside, vec);
+    }
+};
+
+/* Builds the region (RS rows of PW cells) as inclusive prefix rows of the fixed-point field
+ * modulo 2^32: I[i*PW + j] = sum of the row's cells 0..j; group(i, k) gives the region cells
+ * (i, 4k .. 4k+3). Warp w owns rows w, w + nw, ...; lane l holds the G groups of four cells
+ * l*G .. l*G+G-1 of a row (one or two float4 loads), sums them in registers, and one warp scan
+ * of the lanes' totals gives the offsets; the row is written back as uint4. GPU_HZ_LOAD_ROWS
+ * rows are requested before any is used (a tile is ~100 scattered rows: latency, not bandwidth,
+ * is the cost). */
+template <int G, class GROUP>
+__device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g, const GROUP &group)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const int ng = g.PW >> 2;
@@ -111,9 +123,8 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
 #pragma unroll
             for (int k = 0; k < G; k++) {
                 const int i = i0 + q * nw, grp = lane * G + k;
-                v[q][k] = i < g.RS && grp < ng
-                              ? region_group<NC>(g, field, ox, oy, i, grp, inside, vec)
-                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                v[q][k] = i < g.RS && grp < ng ? group(i, grp)
+                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             }
 #pragma unroll
         for (int q = 0; q < GPU_HZ_LOAD_ROWS; q++) {
@@ -150,17 +161,18 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g,
     }
 }
 
-/* G = 1 while a row is at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
+/* The region of upper-left cell (ox, oy) from the field in device memory. G = 1 while a row is
+ * at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
 template <bool SMALL, bool NC>
 __device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *field,
                             int ox, int oy)
 {
     const bool inside = ox >= 0 && oy >= 0 && ox + g.PW <= g.w && oy + g.RS <= g.h;
-    const bool vec = (g.w & 3) == 0;
+    const hz_region_groups<NC> group = {g, field, ox, oy, inside, (g.w & 3) == 0};
     if (SMALL || g.PW <= 128)
-        load_rows<1, NC>(I, g, field, ox, oy, inside, vec);
+        load_rows<1>(I, g, group);
     else
-        load_rows<2, NC>(I, g, field, ox, oy, inside, vec);
+        load_rows<2>(I, g, group);
 }
 
 /* Accumulators: small disks sum modulo 2^32 (exact, see the top), larger ones in int64. */
@@ -475,38 +487,54 @@ gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, con
 
 /* ---- The decide consumer: what happens to an agent's 9 sums in a step ---- */
 
-/* Decide and claim (DESIGN.md's step 2 and the claim of step 3): sim_decide picks a candidate;
- * an empty target (the occupancy at the start of the step) is claimed by a 64-bit atomicMax of
- * the agent's key. q: the agent's place in tile order; the move walks the same order, so targets
- * and keys are stored by q (coalesced) rather than by id (scattered). NC: the occupancy through
- * the read-only cache, for a kernel during which it does not change (see region_group). */
+/* Decide and claim (DESIGN.md's step 2 and the claim of step 3) for agent `id` at grid cell
+ * (x, y) of a w x h grid, its sums s from the step's field: sim_decide picks a candidate; an
+ * empty target (occ: the occupancy bitmap at the start of the step) is claimed by a 64-bit
+ * atomicMax of the agent's key into claim[target], and *key gets the key. Returns the target,
+ * or the agent's own cell when it claimed nothing (*key untouched). The pointers may be global
+ * (the step's kernels) or shared memory (the one-block kernel, gpu_step_resident.cu). NC: the
+ * occupancy through the read-only cache, for a kernel during which it does not change (see
+ * region_group). */
+template <bool NC>
+__device__ __forceinline__ uint32_t gpu_hz_decide_claim(uint64_t seed, unsigned long long step,
+                                                        uint64_t threshold, const uint32_t *occ,
+                                                        unsigned long long *claim, uint32_t id,
+                                                        int x, int y, int w, int h, int periodic,
+                                                        const int64_t s[9],
+                                                        unsigned long long *key)
+{
+    sim_u32x4 rr = sim_random(seed, step, id, SIM_RNG_STEP);
+    int c = sim_decide(s, rr, threshold);
+    int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
+    uint32_t own = (uint32_t)y * (uint32_t)w + (uint32_t)x;
+    uint32_t t = own;
+    if (periodic) {
+        tx = tx < 0 ? tx + w : (tx >= w ? tx - w : tx);
+        ty = ty < 0 ? ty + h : (ty >= h ? ty - h : ty);
+        t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
+    } else if (tx >= 0 && tx < w && ty >= 0 && ty < h) {
+        t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
+    }
+    const uint32_t *ow = &occ[t >> 5];
+    if (t == own || (((NC ? __ldg(ow) : *ow) >> (t & 31)) & 1u))
+        return own;
+    *key = sim_claim_key(rr, id);
+    atomicMax(&claim[t], *key);
+    return t;
+}
+
+/* The consumer of the tile-sum kernel in a step: gpu_hz_decide_claim, the target and key stored
+ * by q, the agent's place in tile order (the move walks the same order, so they are stored by q,
+ * coalesced, rather than by id, scattered). */
 template <bool NC> struct gpu_hz_decide_out {
     gpu_decide_args a;
     int w, h, periodic;
     int pdl() const { return a.pdl; }
     __device__ void operator()(uint32_t q, uint32_t id, int x, int y, const int64_t s[9]) const
     {
-        sim_u32x4 rr = sim_random(a.seed, *a.d_step, id, SIM_RNG_STEP);
-        int c = sim_decide(s, rr, a.threshold);
-        int tx = x + sim_cand_dx(c), ty = y + sim_cand_dy(c);
-        uint32_t own = (uint32_t)y * (uint32_t)w + (uint32_t)x;
-        uint32_t t = own;
-        if (periodic) {
-            tx = tx < 0 ? tx + w : (tx >= w ? tx - w : tx);
-            ty = ty < 0 ? ty + h : (ty >= h ? ty - h : ty);
-            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
-        } else if (tx >= 0 && tx < w && ty >= 0 && ty < h) {
-            t = (uint32_t)ty * (uint32_t)w + (uint32_t)tx;
-        }
-        uint32_t target = own;
-        const uint32_t *ow = &a.d_occ[t >> 5];
-        if (t != own && !(((NC ? __ldg(ow) : *ow) >> (t & 31)) & 1u)) {
-            unsigned long long key = sim_claim_key(rr, id);
-            atomicMax(&a.d_claim[t], key);
-            a.d_key[q] = key;
-            target = t;
-        }
-        a.d_target[q] = target;
+        a.d_target[q] = gpu_hz_decide_claim<NC>(a.seed, *a.d_step, a.threshold, a.d_occ,
+                                                a.d_claim, id, x, y, w, h, periodic, s,
+                                                &a.d_key[q]);
     }
 };
 

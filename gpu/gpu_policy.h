@@ -140,6 +140,17 @@
 #define GPU_RES_SCAN_ITEMS 4 /* tile counts per thread in a round of the scan */
 #define GPU_RES_SWEEP_CELLS 8 /* cells of a sweep a thread loads before it stores them */
 
+/* The one-block kernel of tiny worlds (gpu_step_resident.cu): a batch's whole state (field,
+ * occupancy, claim words, prefix rows, agents) in one block's shared memory, the phases of a
+ * step separated by block barriers, GPU_TINY_THREADS threads. It runs every batch without
+ * statistics of worlds of at most GPU_TINY_CELLS_AUTO cells whose state fits a block's shared
+ * memory (gpu_tuning.resident overrides the size). */
+#ifndef GPU_TINY_THREADS
+#define GPU_TINY_THREADS 1024
+#endif
+#define GPU_TINY_CELLS_AUTO (1 << 13)
+#define GPU_TINY_PW_MAX 256 /* region row pitch: two groups of four cells a lane (load_prefix) */
+
 /* ---- The viewer's reads (gpu_probe.cu); not tuned by measurement yet ---- */
 #define GPU_PROBE_THREADS 256 /* sampled columns per block of the region-sums kernel */
 /* Most blocks of a grid-stride loop over queries or agents: 4096 x 256 = 1M threads, several

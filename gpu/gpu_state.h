@@ -99,6 +99,8 @@ typedef struct gpu_state {
     cudaGraphExec_t graph_run[2][2][2];
     int graph_nodes, graph_kernels; /* of the last capture */
     int res_blocks; /* grid of the resident kernel (gpu_step_resident.cu); 0: not usable */
+    gpu_hz_geom tiny_geom; /* the one-block kernel's region: one tile of the whole world */
+    size_t tiny_smem;      /* its shared memory in bytes; 0: not used */
     int pdl;        /* the step's kernels overlap their predecessors' ends (gpu_step_pdl_choose) */
     size_t bytes; /* device bytes allocated */
 } gpu_state;
@@ -189,15 +191,17 @@ size_t gpu_step_bins_bytes(int64_t n, int64_t cells, int ntiles);
 int gpu_step_alloc(gpu_state *st, sim_err *err);
 void gpu_step_free(gpu_state *st);
 
-/* The resident kernel of small worlds (gpu_step_resident.cu): all steps of a batch without
- * statistics in one cooperative launch, the phases of a step separated by grid barriers.
- *   gpu_step_resident_plan: sizes its grid for the current plan when it is to be used (the
- *                           tuning, else worlds of at most GPU_RES_CELLS_MAX cells) into
- *                           st->res_blocks; 0 when it is not to be, or the device cannot
- *                           launch it cooperatively;
- *   gpu_step_resident_use:  whether a batch without statistics goes there (res_blocks > 0;
- *                           chosen automatically, not after GPU_BATCH_RUN_AFTER batched
- *                           steps);
+/* The resident kernels of small worlds (gpu_step_resident.cu): all steps of a batch without
+ * statistics in one launch, the phases of a step separated by barriers: of one block, whose
+ * shared memory holds the whole state (tiny worlds), or of a cooperative grid.
+ *   gpu_step_resident_plan: plans the one-block kernel where the tuning wants it and the world
+ *                           fits (st->tiny_smem, st->tiny_geom), else sizes the grid when it is
+ *                           to be used (the tuning, else worlds of at most GPU_RES_CELLS_MAX
+ *                           cells) into st->res_blocks; 0 when it is not to be, or the device
+ *                           cannot launch it cooperatively;
+ *   gpu_step_resident_use:  whether a batch without statistics goes there (the one-block
+ *                           kernel: always; the grid: res_blocks > 0, chosen automatically not
+ *                           after GPU_BATCH_RUN_AFTER batched steps);
  *   gpu_step_resident_run:  n steps (1..SIM_STEP_BATCH_MAX) from `step`, one launch and one
  *                           synchronisation; out[k].moved as gpu_step_run gives it. */
 int gpu_step_resident_plan(gpu_state *st, sim_err *err);

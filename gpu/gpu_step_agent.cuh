@@ -11,14 +11,32 @@ extern "C" {
 #include "sim_rules.h"
 }
 
-/* Agent q in tile order, at cell cellq[q], with its decision in target[q] (its own cell, or a
- * claimed one whose claim word it tried to win with key[q]). A claimer whose key is still the
- * target's claim word wins: it resets the word, moves (its old cell is vacated in the bitmap,
- * the target occupied: bits only it changes, through atomics because neighbours share the word)
- * and cells[ids[q]] follows. No other thread writes those cells' words meanwhile: the target
- * was empty at the start (no one leaves it) and the old cell was occupied (no one claimed it).
- * Then the deposit on the final cell (one agent per cell) unless `fold` leaves it to the first
- * Jacobi pass; target[q] becomes the final cell, which is returned; *moved is 1 when it moved. */
+/* The move of one agent at cell c whose decision is t (its own cell, or a claimed one whose
+ * claim word it tried to win with `key`). A claimer whose key is still the target's claim word
+ * wins: it resets the word and moves (its old cell is vacated in the bitmap, the target
+ * occupied: bits only it changes, through atomics because neighbours share the word). No other
+ * thread writes those cells' words meanwhile: the target was empty at the start (no one leaves
+ * it) and the old cell was occupied (no one claimed it). Returns the final cell; *moved is 1
+ * when it moved. The pointers may be global or shared memory (gpu_step_resident.cu). */
+__device__ __forceinline__ uint32_t gpu_step_move_cell(uint32_t c, uint32_t t,
+                                                       unsigned long long key,
+                                                       unsigned long long *claim, uint32_t *occ,
+                                                       int *moved)
+{
+    *moved = 0;
+    if (t == c || claim[t] != key)
+        return c;
+    claim[t] = 0;
+    atomicAnd(&occ[c >> 5], ~(1u << (c & 31)));
+    atomicOr(&occ[t >> 5], 1u << (t & 31));
+    *moved = 1;
+    return t;
+}
+
+/* Agent q in tile order, at cell cellq[q], with its decision in target[q] and key[q]:
+ * gpu_step_move_cell, and cells[ids[q]] follows a move. Then the deposit on the final cell (one
+ * agent per cell) unless `fold` leaves it to the first Jacobi pass; target[q] becomes the final
+ * cell, which is returned; *moved is 1 when it moved. */
 __device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_t *ids,
                                                         const uint32_t *cellq, uint32_t *target,
                                                         const unsigned long long *key,
@@ -27,16 +45,11 @@ __device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_
                                                         float deposit, int fold, int *moved)
 {
     const uint32_t t = target[q];
-    uint32_t c = cellq[q];
-    *moved = 0;
-    if (t != c && claim[t] == key[q]) {
-        claim[t] = 0;
-        atomicAnd(&occ[c >> 5], ~(1u << (c & 31)));
-        atomicOr(&occ[t >> 5], 1u << (t & 31));
-        cells[ids[q]] = t;
-        c = t;
-        *moved = 1;
-    }
+    /* the key is read only for a claim (it was written only then) */
+    const uint32_t c = gpu_step_move_cell(cellq[q], t, t == cellq[q] ? 0ull : key[q], claim,
+                                          occ, moved);
+    if (*moved)
+        cells[ids[q]] = c;
     if (!fold)
         field[c] = SIM_FADD(field[c], deposit);
     target[q] = c;

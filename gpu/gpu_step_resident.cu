@@ -27,10 +27,22 @@
  * tiny worlds (GPU_RES_CELLS_MAX), where it beats one graph a step; from 512^2 on the graphs
  * win (gpu/BENCH.md). The grid has a block per tile, and one per GPU_RES_CELLS_PER_THREAD
  * cells a thread, up to the blocks the device holds at once. HORIZON_RES_PROFILE=1 prints
- * block 0's cycles per phase, HORIZON_RES_BLOCKS=N fixes the grid (measuring aids). */
+ * block 0's cycles per phase, HORIZON_RES_BLOCKS=N fixes the grid (measuring aids).
+ *
+ * Tiny worlds (GPU_TINY_CELLS_AUTO) take the one-block kernel instead (tiny_kernel): a barrier
+ * of the grid costs ~2,000 cycles and a phase's work is a chain of global-memory latencies, so
+ * one block keeps the batch's whole state in shared memory: the field, the occupancy bitmap, the
+ * claim words, the prefix rows of one region that covers the world (gpu_hz_geometry_whole) and
+ * the agents (id, cell, target, key), read in at the start and written back at the end (the
+ * field, the bitmap, the cells by id, and the bins rebuilt in the current set, in any order
+ * within a tile). A step: the prefix rows (the tile-sum kernel's row loads, from shared memory);
+ * a thread per agent sums its candidates sparsely, decides and claims (gpu_hz_decide_claim);
+ * the moves and deposits (gpu_step_move_cell); the sweeps, each cell's new value held in a
+ * register until every thread has computed its cells. */
 #include <cooperative_groups.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu_check.h"
 #include "gpu_horizon_block.cuh"
@@ -42,24 +54,31 @@ namespace cg = cooperative_groups;
 
 #define FULL_MASK 0xffffffffu
 
-/* Everything the kernel reads and writes, by value (device pointers). */
-typedef struct res_args {
-    gpu_hz_geom g;
+/* What both resident kernels read and write, by value (device pointers; res_step_of). */
+typedef struct res_step {
     gpu_bins_geom bg;
     gpu_jac jac;
-    float *field, *spare;        /* the current field, the other buffer */
-    unsigned long long *claim, *key;
-    uint32_t *occ, *cells, *target;
-    uint32_t *ids[2], *bcells[2], *begin[2];
-    uint32_t *count, *rank;
-    int set;                     /* the bins set of the first step */
-    unsigned long long *d_step;  /* the step index (advanced in phase C) */
+    float *field;                /* the current field */
+    uint32_t *occ, *cells;       /* the occupancy bitmap, the agents' cells by id */
+    unsigned long long *d_step;  /* the step index */
     gpu_ctl *ring;               /* slot k: step k's moved (zeroed by the host) */
     uint64_t seed, threshold;
     int64_t n;
     int steps, sweeps, decay;
     float deposit;
-    long long *prof;             /* not NULL: block 0's clock64() after each phase (diagnostic) */
+    long long *prof;             /* not NULL: block 0's clock64() after each phase (prof_begin) */
+} res_step;
+
+/* The cooperative grid's arguments besides res_step. */
+typedef struct res_args {
+    res_step c;
+    gpu_hz_geom g;
+    float *spare;                /* the other field buffer */
+    unsigned long long *claim, *key;
+    uint32_t *target;
+    uint32_t *ids[2], *bcells[2], *begin[2];
+    uint32_t *count, *rank;
+    int set;                     /* the bins set of the first step */
 } res_args;
 
 /* A grid-wide barrier; one block needs only its own. With prof, block 0 notes the time after
@@ -151,11 +170,11 @@ __global__ void __launch_bounds__(GPU_HZ_THREADS, 1) resident_kernel(res_args a)
     __syncthreads();
 
     gpu_hz_decide_out<false> out;
-    out.a.seed = a.seed;
-    out.a.threshold = a.threshold;
-    out.a.d_step = a.d_step;
+    out.a.seed = a.c.seed;
+    out.a.threshold = a.c.threshold;
+    out.a.d_step = a.c.d_step;
     out.a.d_claim = a.claim;
-    out.a.d_occ = a.occ;
+    out.a.d_occ = a.c.occ;
     out.a.d_target = a.target;
     out.a.d_key = a.key;
     out.a.queue_zeroed = 1;
@@ -165,11 +184,11 @@ __global__ void __launch_bounds__(GPU_HZ_THREADS, 1) resident_kernel(res_args a)
     out.periodic = g.periodic;
 
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    float *cur = a.field, *other = a.spare;
+    float *cur = a.c.field, *other = a.spare;
     int set = a.set, slot = 1;
-    if (a.prof && blockIdx.x == 0 && threadIdx.x == 0)
-        a.prof[0] = clock64();
-    for (int k = 0; k < a.steps; k++) {
+    if (a.c.prof && blockIdx.x == 0 && threadIdx.x == 0)
+        a.c.prof[0] = clock64();
+    for (int k = 0; k < a.c.steps; k++) {
         /* A: sense, decide, claim */
         const uint32_t *ids = a.ids[set], *bcells = a.bcells[set], *begin = a.begin[set];
         for (int tile = blockIdx.x; tile < g.ntiles; tile += gridDim.x) {
@@ -182,57 +201,490 @@ __global__ void __launch_bounds__(GPU_HZ_THREADS, 1) resident_kernel(res_args a)
                                             s_deal, out);
             __syncthreads(); /* I and D are rebuilt for the next tile */
         }
-        res_sync(grid, a.prof, &slot);
+        res_sync(grid, a.c.prof, &slot);
 
         /* B: move, deposit, count into the new tiles */
-        for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < a.n; base += stride) {
+        for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < a.c.n; base += stride) {
             const int64_t q = base + threadIdx.x;
-            const bool live = q < a.n;
+            const bool live = q < a.c.n;
             int mv = 0;
             uint32_t c = 0;
             if (live)
-                c = gpu_step_move_agent(q, ids, bcells, a.target, a.key, a.claim, a.occ, a.cells,
-                                        cur, a.deposit, 0, &mv);
-            gpu_bins_count_warp(live, live ? gpu_bins_tile_of(c, a.bg) : 0u, a.count, a.rank, q);
+                c = gpu_step_move_agent(q, ids, bcells, a.target, a.key, a.claim, a.c.occ, a.c.cells,
+                                        cur, a.c.deposit, 0, &mv);
+            gpu_bins_count_warp(live, live ? gpu_bins_tile_of(c, a.c.bg) : 0u, a.count, a.rank, q);
             const unsigned votes = __ballot_sync(FULL_MASK, mv);
             if ((threadIdx.x & 31) == 0 && votes)
-                atomicAdd(&a.ring[k].moved, (unsigned long long)__popc(votes));
+                atomicAdd(&a.c.ring[k].moved, (unsigned long long)__popc(votes));
         }
-        res_sync(grid, a.prof, &slot);
+        res_sync(grid, a.c.prof, &slot);
 
         /* C: the next bins' starts; the first sweep (or the decay) */
         if (blockIdx.x == 0)
             gpu_bins_scan_block<GPU_HZ_THREADS, GPU_RES_SCAN_ITEMS>(a.count, g.ntiles,
-                                                                    a.begin[set ^ 1], a.d_step,
+                                                                    a.begin[set ^ 1], a.c.d_step,
                                                                     s_scan);
-        if (a.sweeps > 0) {
-            res_sweep(a.jac, cur, other, a.decay && a.sweeps == 1);
+        if (a.c.sweeps > 0) {
+            res_sweep(a.c.jac, cur, other, a.c.decay && a.c.sweeps == 1);
             float *t = cur;
             cur = other;
             other = t;
-        } else if (a.decay) {
+        } else if (a.c.decay) {
             const int64_t cells = (int64_t)g.w * g.h;
             for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
                  i += stride)
-                cur[i] = SIM_FMUL(cur[i], a.jac.keep);
+                cur[i] = SIM_FMUL(cur[i], a.c.jac.keep);
         }
-        res_sync(grid, a.prof, &slot);
+        res_sync(grid, a.c.prof, &slot);
 
         /* D: the scatter into the next bins, beside the second sweep; E: each further sweep */
-        for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < a.n; q += stride)
-            gpu_bins_scatter_one(ids[q], a.target[q], a.rank[q], a.begin[set ^ 1], a.bg, a.n,
+        for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < a.c.n; q += stride)
+            gpu_bins_scatter_one(ids[q], a.target[q], a.rank[q], a.begin[set ^ 1], a.c.bg, a.c.n,
                                  a.ids[set ^ 1], a.bcells[set ^ 1]);
-        for (int i = 2; i <= a.sweeps; i++) {
+        for (int i = 2; i <= a.c.sweeps; i++) {
             if (i > 2)
-                res_sync(grid, a.prof, &slot);
-            res_sweep(a.jac, cur, other, a.decay && i == a.sweeps);
+                res_sync(grid, a.c.prof, &slot);
+            res_sweep(a.c.jac, cur, other, a.c.decay && i == a.c.sweeps);
             float *t = cur;
             cur = other;
             other = t;
         }
-        res_sync(grid, a.prof, &slot);
+        res_sync(grid, a.c.prof, &slot);
         set ^= 1;
     }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host side shared by both kernels                                                            */
+
+/* The arguments both kernels share, for n steps from the instance's current state. */
+static res_step res_step_of(const gpu_state *st, int n)
+{
+    res_step c;
+    memset(&c, 0, sizeof c);
+    c.bg = gpu_bins_geom_of(&st->geom);
+    c.jac = st->jac;
+    c.field = st->d_field;
+    c.occ = st->d_occ;
+    c.cells = st->d_cells;
+    c.d_step = &st->d_ctl->step;
+    c.ring = st->d_ctl_ring;
+    c.seed = st->sc.seed;
+    c.threshold = st->threshold;
+    c.n = st->n;
+    c.steps = n;
+    c.sweeps = st->sc.sweeps;
+    c.decay = st->sc.decay > 0.0f;
+    c.deposit = st->sc.deposit;
+    return c;
+}
+
+/* HORIZON_RES_PROFILE=1 (a diagnostic for the bench's figures; the steps are the same): block
+ * 0's clock64() after each phase, into a device array of 1 + n * per_step marks (*d; NULL when
+ * off), and their mean differences a step to stderr after the batch. */
+static int prof_begin(int n, int per_step, long long **d, sim_err *err)
+{
+    static const int profile = getenv("HORIZON_RES_PROFILE") != NULL;
+    *d = NULL;
+    if (profile)
+        GPU_CHECK(err, cudaMalloc((void **)d, (1 + (size_t)n * per_step) * sizeof(long long)));
+    return SIM_OK;
+}
+
+static int prof_report(long long *d, int n, int per_step, int blocks, sim_err *err)
+{
+    if (!d)
+        return SIM_OK;
+    const size_t marks = 1 + (size_t)n * per_step;
+    long long *h = (long long *)malloc(marks * sizeof(long long));
+    const cudaError_t e = h ? cudaMemcpy(h, d, marks * sizeof(long long), cudaMemcpyDeviceToHost)
+                            : cudaErrorMemoryAllocation;
+    cudaFree(d);
+    if (e != cudaSuccess)
+        free(h);
+    GPU_CHECK(err, e);
+    fprintf(stderr, "resident profile: %d steps, %d blocks, cycles a step by phase:", n, blocks);
+    double total = 0;
+    for (int j = 0; j < per_step; j++) {
+        double mean = 0;
+        for (int k = 0; k < n; k++)
+            mean += (double)(h[1 + k * per_step + j] - h[k * per_step + j]) / n;
+        fprintf(stderr, " %.0f", mean);
+        total += mean;
+    }
+    fprintf(stderr, " = %.0f\n", total);
+    free(h);
+    return SIM_OK;
+}
+
+/* After a resident kernel's launch: its ring slots to the host, then out[k].moved. */
+static int resident_finish(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
+{
+    GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
+                                   cudaMemcpyDeviceToHost, st->stream));
+    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
+    gpu_step_ran(st, step, n);
+    for (int k = 0; k < n; k++)
+        gpu_step_stats(st, &st->h_ctl_ring[k], NULL, 0, &out[k]);
+    return SIM_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The one-block kernel of tiny worlds                                                         */
+
+typedef struct tiny_args {
+    res_step c;      /* the field is read at the start, the result written at the end; the step
+                        index advanced at the end */
+    gpu_hz_geom g;   /* one tile of the whole world (gpu_hz_geometry_whole) */
+    uint32_t *ids, *bcells, *begin; /* the bins set in use: read at the start, rebuilt at the end */
+} tiny_args;
+
+/* Byte offsets of its shared memory, each 16-byte aligned. */
+typedef struct tiny_layout {
+    size_t claim, field[2], prefix, rowmap, colmap, occ, key, id, cell, target, deal, count;
+    size_t bytes;
+} tiny_layout;
+
+static size_t tiny_take(size_t *at, size_t bytes)
+{
+    const size_t here = *at;
+    *at += (bytes + 15) & ~(size_t)15;
+    return here;
+}
+
+static tiny_layout tiny_layout_of(const gpu_hz_geom &g, int64_t n, int ntiles)
+{
+    const size_t cells = (size_t)g.w * (size_t)g.h, m = (size_t)n;
+    tiny_layout l;
+    size_t at = 0;
+    l.claim = tiny_take(&at, cells * sizeof(unsigned long long));
+    l.field[0] = tiny_take(&at, cells * sizeof(float));
+    l.field[1] = tiny_take(&at, cells * sizeof(float));
+    l.prefix = tiny_take(&at, (size_t)g.RS * (size_t)g.PW * sizeof(uint32_t));
+    l.rowmap = tiny_take(&at, (size_t)g.RS * sizeof(int));
+    l.colmap = tiny_take(&at, (size_t)g.PW * sizeof(int));
+    l.occ = tiny_take(&at, (cells + 31) / 32 * sizeof(uint32_t));
+    l.key = tiny_take(&at, m * sizeof(unsigned long long));
+    l.id = tiny_take(&at, m * sizeof(uint32_t));
+    l.cell = tiny_take(&at, m * sizeof(uint32_t));
+    l.target = tiny_take(&at, m * sizeof(uint32_t));
+    l.deal = tiny_take(&at, (m + 31) / 32 * 32 * sizeof(uint32_t));
+    l.count = tiny_take(&at, ((size_t)ntiles + 1) * sizeof(uint32_t));
+    l.bytes = at;
+    return l;
+}
+
+/* Region coordinate v (region row or column) of a grid axis of n cells whose region starts at
+ * -margin: the grid coordinate, wrapped on a periodic grid (as often as needed), or -1 beyond a
+ * bounded one. */
+__device__ __forceinline__ int tiny_axis(int v, int margin, int n, int periodic)
+{
+    int c = v - margin;
+    if (periodic) {
+        c %= n;
+        return c < 0 ? c + n : c;
+    }
+    return c >= 0 && c < n ? c : -1;
+}
+
+/* The region's groups of four cells from the field in shared memory, through the row and column
+ * maps (tiny_axis), the one-block kernel's loader for load_rows. vec: the width is a multiple of
+ * 4, so a group's four cells are one aligned float4 of one grid row, or all beyond the grid. */
+struct tiny_region_groups {
+    const float *F;
+    const int *rowmap, *colmap;
+    int w;
+    bool vec;
+    __device__ __forceinline__ float4 operator()(int i, int k) const
+    {
+        const int gy = rowmap[i];
+        if (gy < 0)
+            return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const float *row = F + gy * w;
+        if (vec) {
+            const int gx = colmap[4 * k];
+            return gx < 0 ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                          : *reinterpret_cast<const float4 *>(row + gx);
+        }
+        float v[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int gx = colmap[4 * k + e];
+            v[e] = gx < 0 ? 0.0f : row[gx];
+        }
+        return make_float4(v[0], v[1], v[2], v[3]);
+    }
+};
+
+/* The deal of agents to threads for the sums (as gpu_hz_block_serve_items deals a tile's): every
+ * load of an agent's sums sits at a fixed offset from its base word in the prefix rows, so lanes
+ * whose bases differ modulo 32 never conflict. The agents are sorted by that bank (a count, a
+ * scan of the 32 counts, a placement), and sorted agent p goes to warp p % nw, lane p / nw, of
+ * the nw = ceil(n / 32) warps that serve them: each warp gets about one agent per bank. */
+__device__ __forceinline__ uint32_t tiny_bank(uint32_t c, const gpu_hz_geom &g)
+{
+    const uint32_t x = c % (uint32_t)g.w, y = c / (uint32_t)g.w;
+    return (y * (uint32_t)g.PW + x + (uint32_t)g.L) & 31u;
+}
+
+/* Counts agent q (cell c) into its bank; its rank there, with the bank, goes to *slot. */
+__device__ __forceinline__ void tiny_deal_count(uint32_t c, const gpu_hz_geom &g,
+                                                unsigned *bank_count, uint32_t *slot)
+{
+    const uint32_t b = tiny_bank(c, g);
+    *slot = atomicAdd(&bank_count[b], 1u) | b << 16;
+}
+
+/* By warp 0: the banks' counts become their starts, and are zeroed for the next count. */
+__device__ __forceinline__ void tiny_deal_scan(unsigned *bank_count, unsigned *bank_start)
+{
+    if (threadIdx.x >= 32)
+        return;
+    const unsigned c = bank_count[threadIdx.x];
+    unsigned inc = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned u = __shfl_up_sync(FULL_MASK, inc, o);
+        if ((int)threadIdx.x >= o)
+            inc += u;
+    }
+    bank_start[threadIdx.x] = inc - c;
+    bank_count[threadIdx.x] = 0;
+}
+
+/* Agent q's place in the deal from its slot (tiny_deal_count) and the banks' starts. */
+__device__ __forceinline__ void tiny_deal_place(uint32_t q, uint32_t slot, int nw,
+                                                const unsigned *bank_start, uint32_t *deal)
+{
+    const uint32_t p = bank_start[slot >> 16] + (slot & 0xffffu);
+    deal[(p % (uint32_t)nw) * 32u + p / (uint32_t)nw] = q;
+}
+
+template <bool SMALL>
+__global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, tiny_layout l)
+{
+    extern __shared__ uint4 tiny_smem[];
+    __shared__ int s_hwp[2 * SIM_MAX_RADIUS + 5];
+    __shared__ unsigned s_moved, s_bank_count[32], s_bank_start[32];
+    char *base = reinterpret_cast<char *>(tiny_smem);
+    unsigned long long *claim = reinterpret_cast<unsigned long long *>(base + l.claim);
+    float *F = reinterpret_cast<float *>(base + l.field[0]);     /* the current field */
+    float *other = reinterpret_cast<float *>(base + l.field[1]); /* a sweep's output */
+    uint32_t *I = reinterpret_cast<uint32_t *>(base + l.prefix);
+    int *rowmap = reinterpret_cast<int *>(base + l.rowmap);
+    int *colmap = reinterpret_cast<int *>(base + l.colmap);
+    uint32_t *occ = reinterpret_cast<uint32_t *>(base + l.occ);
+    unsigned long long *key = reinterpret_cast<unsigned long long *>(base + l.key);
+    uint32_t *id = reinterpret_cast<uint32_t *>(base + l.id);
+    uint32_t *cell = reinterpret_cast<uint32_t *>(base + l.cell);
+    uint32_t *target = reinterpret_cast<uint32_t *>(base + l.target);
+    uint32_t *deal = reinterpret_cast<uint32_t *>(base + l.deal);
+    uint32_t *count = reinterpret_cast<uint32_t *>(base + l.count);
+    const gpu_hz_geom &g = a.g;
+    const int cells = g.w * g.h, words = (cells + 31) >> 5, nt = (int)blockDim.x;
+    const int tid = (int)threadIdx.x, nw = (a.c.n + 31) / 32;
+    gpu_hz_tile t;
+    t.tx0 = t.ty0 = 0;
+    t.ox = -g.L;
+    t.oy = -g.R;
+    /* a sweep's thread mapping: column x, a strip of `per` rows from y0 (threads past the
+     * strips idle); the width is at most GPU_TINY_PW_MAX < blockDim */
+    const int strips = nt / g.w, per = (g.h + strips - 1) / strips;
+    const int sx = tid % g.w, sy0 = tid / g.w < strips ? tid / g.w * per : g.h;
+    const int sy1 = sy0 + per < g.h ? sy0 + per : g.h;
+
+    gpu_hz_block_halfwidths(s_hwp, g.r);
+    for (int i = tid; i < g.RS; i += nt)
+        rowmap[i] = tiny_axis(i, g.R, g.h, g.periodic);
+    for (int j = tid; j < g.PW; j += nt)
+        colmap[j] = tiny_axis(j, g.L, g.w, g.periodic);
+    for (int i = tid; i < cells; i += nt) {
+        claim[i] = 0;
+        F[i] = a.c.field[i];
+    }
+    for (int i = tid; i < words; i += nt)
+        occ[i] = a.c.occ[i];
+    if (tid < 32)
+        s_bank_count[tid] = 0;
+    if (tid == 0)
+        s_moved = 0;
+    __syncthreads();
+    for (int q = tid; q < a.c.n; q += nt) {
+        id[q] = a.ids[q];
+        cell[q] = a.bcells[q];
+        tiny_deal_count(cell[q], g, s_bank_count, &target[q]);
+    }
+    __syncthreads();
+    tiny_deal_scan(s_bank_count, s_bank_start);
+    __syncthreads();
+    for (int q = tid; q < a.c.n; q += nt)
+        tiny_deal_place(q, target[q], nw, s_bank_start, deal);
+    unsigned long long step = *a.c.d_step;
+    long long *prof = tid == 0 ? a.c.prof : NULL;
+    if (prof)
+        *prof++ = clock64();
+    __syncthreads();
+
+    for (int k = 0; k < a.c.steps; k++, step++) {
+        /* sense, decide, claim */
+        const tiny_region_groups group = {F, rowmap, colmap, g.w, (g.w & 3) == 0};
+        if (SMALL || g.PW <= 128)
+            load_rows<1>(I, g, group);
+        else
+            load_rows<2>(I, g, group);
+        __syncthreads();
+        if (prof)
+            *prof++ = clock64();
+        for (int j = tid; j < nw * 32; j += nt) {
+            if ((j & 31) * nw + (j >> 5) >= a.c.n)
+                continue; /* no agent dealt here */
+            const uint32_t q = deal[j], c = cell[q];
+            const int x = (int)(c % (uint32_t)g.w), y = (int)(c / (uint32_t)g.w);
+            int64_t s[SIM_NCAND];
+            gpu_hz_block_agent_sums<GPU_HMODE_SPARSE, SMALL>(I, NULL, g, s_hwp, t, x, y, s);
+            target[q] = gpu_hz_decide_claim<false>(a.c.seed, step, a.c.threshold, occ, claim, id[q],
+                                                   x, y, g.w, g.h, g.periodic, s, &key[q]);
+        }
+        __syncthreads();
+        if (prof)
+            *prof++ = clock64();
+
+        /* move, deposit */
+        unsigned moved = 0;
+        for (int q = tid; q < a.c.n; q += nt) {
+            const uint32_t c = cell[q], to = target[q];
+            int mv;
+            const uint32_t fin = gpu_step_move_cell(c, to, to == c ? 0ull : key[q], claim, occ,
+                                                    &mv);
+            cell[q] = fin;
+            F[fin] = SIM_FADD(F[fin], a.c.deposit);
+            moved += (unsigned)mv;
+            tiny_deal_count(fin, g, s_bank_count, &target[q]); /* for the next step's deal */
+        }
+        moved = __reduce_add_sync(FULL_MASK, moved);
+        if ((tid & 31) == 0 && moved)
+            atomicAdd(&s_moved, moved);
+        __syncthreads();
+        if (tid == 0) {
+            a.c.ring[k].moved = s_moved;
+            s_moved = 0;
+        }
+        tiny_deal_scan(s_bank_count, s_bank_start);
+        __syncthreads();
+        for (int q = tid; q < a.c.n; q += nt) /* beside the first sweep (or the decay) */
+            tiny_deal_place(q, target[q], nw, s_bank_start, deal);
+        if (prof)
+            *prof++ = clock64();
+
+        /* diffuse: sweeps from one buffer into the other, or the decay in place */
+        if (a.c.sweeps == 0) {
+            if (a.c.decay)
+                for (int i = tid; i < cells; i += nt)
+                    F[i] = SIM_FMUL(F[i], a.c.jac.keep);
+            __syncthreads();
+            if (prof)
+                *prof++ = clock64();
+        }
+        for (int sw = 1; sw <= a.c.sweeps; sw++) {
+            const bool last = a.c.decay && sw == a.c.sweeps;
+            for (int y = sy0; y < sy1; y++)
+                other[y * g.w + sx] = res_jacobi_cell(a.c.jac, F, sx, y, last);
+            float *tmp = F;
+            F = other;
+            other = tmp;
+            __syncthreads();
+            if (prof)
+                *prof++ = clock64();
+        }
+    }
+
+    /* the state back: field, bitmap, cells by id, the bins (counted, placed by a serial scan) */
+    for (int i = tid; i < cells; i += nt)
+        a.c.field[i] = F[i];
+    for (int i = tid; i < words; i += nt)
+        a.c.occ[i] = occ[i];
+    const int ntiles = a.c.bg.ntiles;
+    for (int i = tid; i <= ntiles; i += nt)
+        count[i] = 0;
+    __syncthreads();
+    for (int q = tid; q < a.c.n; q += nt) {
+        a.c.cells[id[q]] = cell[q];
+        target[q] = atomicAdd(&count[gpu_bins_tile_of(cell[q], a.c.bg)], 1u); /* rank in its tile */
+    }
+    __syncthreads();
+    if (tid == 0) {
+        uint32_t acc = 0;
+        for (int i = 0; i < ntiles; i++) {
+            const uint32_t c = count[i];
+            count[i] = acc;
+            a.begin[i] = acc;
+            acc += c;
+        }
+        a.begin[ntiles] = acc;
+        *a.c.d_step = step;
+    }
+    __syncthreads();
+    for (int q = tid; q < a.c.n; q += nt) {
+        const uint32_t at = count[gpu_bins_tile_of(cell[q], a.c.bg)] + target[q];
+        a.ids[at] = id[q];
+        a.bcells[at] = cell[q];
+    }
+}
+
+typedef void (*tiny_kernel_fn)(tiny_args, tiny_layout);
+
+static tiny_kernel_fn tiny_kernel_for(const gpu_hz_geom &g)
+{
+    return g.small ? tiny_kernel<true> : tiny_kernel<false>;
+}
+
+/* Plans the one-block kernel (st->tiny_smem, st->tiny_geom) where the tuning wants it and the
+ * world fits: a region row within GPU_TINY_PW_MAX and the state within the device's shared
+ * memory of a block. */
+static int tiny_plan(gpu_state *st, sim_err *err)
+{
+    st->tiny_smem = 0;
+    const int wanted = st->tune.resident == GPU_RES_TINY ||
+                       (st->tune.resident == GPU_RES_AUTO && st->cells <= GPU_TINY_CELLS_AUTO);
+    if (st->n <= 0 || !wanted)
+        return SIM_OK;
+    gpu_hz_geometry_whole(st->w, st->h, st->periodic, st->sc.radius, &st->tiny_geom);
+    if (st->tiny_geom.PW > GPU_TINY_PW_MAX)
+        return SIM_OK;
+    const tiny_layout l = tiny_layout_of(st->tiny_geom, st->n, st->geom.ntiles);
+    int dev = 0, optin = 0;
+    GPU_CHECK(err, cudaGetDevice(&dev));
+    GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const tiny_kernel_fn fn = tiny_kernel_for(st->tiny_geom);
+    cudaFuncAttributes fa;
+    GPU_CHECK(err, cudaFuncGetAttributes(&fa, fn));
+    if (l.bytes + fa.sharedSizeBytes > (size_t)optin)
+        return SIM_OK;
+    GPU_CHECK(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        optin - (int)fa.sharedSizeBytes));
+    st->tiny_smem = l.bytes;
+    return SIM_OK;
+}
+
+/* n steps of the one-block kernel on st->stream (the ring zeroed, the step index uploaded), then
+ * the results as gpu_step_resident_run gives them. */
+static int tiny_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
+{
+    gpu_bins_agents *b = &st->ab;
+    tiny_args a;
+    memset(&a, 0, sizeof a);
+    a.c = res_step_of(st, n);
+    a.g = st->tiny_geom;
+    a.ids = b->ids[b->cur];
+    a.bcells = b->cells[b->cur];
+    a.begin = b->begin[b->cur];
+    const tiny_layout l = tiny_layout_of(a.g, st->n, a.c.bg.ntiles);
+    const int per_step = 3 + (a.c.sweeps > 0 ? a.c.sweeps : 1);
+    GPU_TRY(prof_begin(n, per_step, &a.c.prof, err));
+    tiny_kernel_for(a.g)<<<1, GPU_TINY_THREADS, l.bytes, st->stream>>>(a, l);
+    GPU_CHECK_LAUNCH(err, st->stream);
+    GPU_TRY(resident_finish(st, step, n, out, err));
+    return prof_report(a.c.prof, n, per_step, 1, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -252,9 +704,12 @@ static res_kernel_fn kernel_for(const gpu_state *st)
 int gpu_step_resident_plan(gpu_state *st, sim_err *err)
 {
     st->res_blocks = 0;
+    GPU_TRY(tiny_plan(st, err));
+    if (st->tiny_smem > 0)
+        return SIM_OK;
     /* Not planned where it would not be used: the kernel's attributes and occupancy are asked
      * for only in the worlds that run it (creation stays as cheap as it was for the others). */
-    const int wanted = st->tune.resident == GPU_RES_ON ||
+    const int wanted = st->tune.resident == GPU_RES_ON || st->tune.resident == GPU_RES_TINY ||
                        (st->tune.resident == GPU_RES_AUTO && st->cells <= GPU_RES_CELLS_MAX);
     if (st->n <= 0 || !wanted)
         return SIM_OK;
@@ -292,7 +747,9 @@ int gpu_step_resident_use(const gpu_state *st)
 {
     /* Chosen automatically, it serves the first GPU_BATCH_RUN_AFTER batched steps: from then on
      * an instance captures runs of steps, whose kernels overlap (programmatic dependence) and
-     * run faster (GPU_RES_CELLS_MAX). */
+     * run faster (GPU_RES_CELLS_MAX). The one-block kernel serves every batch. */
+    if (st->tiny_smem > 0)
+        return 1;
     if (st->tune.resident == GPU_RES_AUTO && st->batched > GPU_BATCH_RUN_AFTER)
         return 0;
     return st->res_blocks > 0;
@@ -303,18 +760,18 @@ int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, si
     cudaStream_t s = st->stream;
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ctl_ring, 0, (size_t)n * sizeof(gpu_ctl), s));
+    if (st->tiny_smem > 0) {
+        /* the field stays in d_field, the bins in their set */
+        return tiny_run(st, step, n, out, err);
+    }
     gpu_bins_agents *b = &st->ab;
     res_args a;
     memset(&a, 0, sizeof a);
+    a.c = res_step_of(st, n);
     a.g = st->geom;
-    a.bg = gpu_bins_geom_of(&st->geom);
-    a.jac = st->jac;
-    a.field = st->d_field;
     a.spare = st->d_spare;
     a.claim = st->d_claim;
     a.key = st->d_key;
-    a.occ = st->d_occ;
-    a.cells = st->d_cells;
     a.target = st->d_target;
     for (int i = 0; i < 2; i++) {
         a.ids[i] = b->ids[i];
@@ -324,49 +781,15 @@ int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, si
     a.count = b->count;
     a.rank = b->rank;
     a.set = b->cur;
-    a.d_step = &st->d_ctl->step;
-    a.ring = st->d_ctl_ring;
-    a.seed = st->sc.seed;
-    a.threshold = st->threshold;
-    a.n = st->n;
-    a.steps = n;
-    a.sweeps = st->sc.sweeps;
-    a.decay = st->sc.decay > 0.0f;
-    a.deposit = st->sc.deposit;
-    /* HORIZON_RES_PROFILE=1: block 0's cycles per phase, averaged over the batch, to stderr
-     * (a diagnostic for the bench's figures; the steps are the same). */
-    static const int profile = getenv("HORIZON_RES_PROFILE") != NULL;
     const int per_step = 3 + (st->sc.sweeps > 2 ? st->sc.sweeps - 1 : 1);
-    const size_t prof_n = 1 + (size_t)n * per_step;
-    if (profile)
-        GPU_CHECK(err, cudaMalloc((void **)&a.prof, prof_n * sizeof(long long)));
+    GPU_TRY(prof_begin(n, per_step, &a.c.prof, err));
     void *args[] = {&a};
     /* One tile's shared memory whatever the plan's mapping: blocks here take single tiles. */
     GPU_CHECK(err, cudaLaunchCooperativeKernel((const void *)kernel_for(st), dim3(st->res_blocks),
                                                dim3(GPU_HZ_THREADS), args, st->plan.tile_smem,
                                                s));
-    GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
-                                   cudaMemcpyDeviceToHost, s));
-    GPU_CHECK(err, cudaStreamSynchronize(s));
-    if (profile) {
-        long long h[1 + SIM_STEP_BATCH_MAX * 12];
-        double mean[12] = {0};
-        const int m = per_step < 12 ? per_step : 12;
-        GPU_CHECK(err, cudaMemcpy(h, a.prof, prof_n * sizeof(long long), cudaMemcpyDeviceToHost));
-        cudaFree(a.prof);
-        for (int k = 0; k < n; k++)
-            for (int j = 0; j < m; j++)
-                mean[j] += (double)(h[1 + k * per_step + j] - h[k * per_step + j]) / n;
-        fprintf(stderr, "resident profile: %d steps, %d blocks, cycles a step by phase:", n,
-                st->res_blocks);
-        double total = 0;
-        for (int j = 0; j < m; j++) {
-            fprintf(stderr, " %.0f", mean[j]);
-            total += mean[j];
-        }
-        fprintf(stderr, " = %.0f\n", total);
-    }
-    gpu_step_ran(st, step, n);
+    GPU_TRY(resident_finish(st, step, n, out, err));
+    GPU_TRY(prof_report(a.c.prof, n, per_step, st->res_blocks, err));
     /* Each sweep swapped the buffers; the bins set flipped every step. */
     if (st->sc.sweeps > 0 && ((int64_t)st->sc.sweeps * n) % 2) {
         float *t = st->d_field;
@@ -375,7 +798,5 @@ int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, si
     }
     if (n % 2)
         b->cur ^= 1;
-    for (int k = 0; k < n; k++)
-        gpu_step_stats(st, &st->h_ctl_ring[k], NULL, 0, &out[k]);
     return SIM_OK;
 }

@@ -4,8 +4,9 @@
  * on alternate steps, on the first or last step only and at random, every out[k] equals field by
  * field (the checksum included) what sim_step gives on the CPU backend and on the CUDA backend,
  * and the CPU backend's own batches; the final fields and agents are equal byte for byte; with
- * the automatic choice (the resident kernel in tiny worlds), one step a graph and runs of 3 and
- * 8 steps captured in one graph, and the resident kernel forced on in other shapes. Also:
+ * the automatic choice (the one-block kernel in tiny worlds), one step a graph and runs of 3 and
+ * 8 steps captured in one graph, and the resident kernels (the cooperative grid, the one-block
+ * kernel of tiny worlds) forced on in other shapes. Also:
  * when the column-sum ring cannot be had in full (an injected allocation failure) the batch runs
  * in smaller chunks, or its steps with statistics one by one, with the same results; and the
  * SIM_EINVAL cases. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs the two smaller
@@ -228,35 +229,41 @@ static void test_large_world(void **state)
                 check_world(513, 511, a, p, 301 + 2 * a + p, 0, graph_resident[g]);
 }
 
-/* The resident kernel (forced on) in the shapes the worlds above do not reach: a bounded grid
- * with fixed edges, radii whose disks sum in 64 bits (r > 9) and 32 bits, the dense and the
- * sparse horizon mode, no sweep (the decay in place), one, two and four sweeps, no decay,
- * worlds narrower than a tile or than the disk (the region wraps several times) and a 1-wide
- * one, and a world of 44 tiles. Batches of 1, 5 and 64 steps without
- * statistics, then one with statistics on alternate steps (resident runs between graph steps):
- * every out[k] and the final state equal the CPU backend's steps. */
-static void test_resident_shapes(void **state)
+/* A resident kernel (`resident`: GPU_RES_ON, the cooperative grid, or GPU_RES_TINY, the
+ * one-block kernel where the world fits it, else the grid) in the shapes the worlds above do not
+ * reach: a bounded grid with fixed edges, radii whose disks sum in 64 bits (r > 9) and 32 bits,
+ * the dense and the sparse horizon mode, no sweep (the decay in place), one, two and four
+ * sweeps, no decay, worlds narrower than a tile or than the disk (the region wraps several
+ * times) and a 1-wide one, a width that is not a multiple of 4, a dense world, and worlds of 44
+ * tiles and too large for one block. Batches of 1, 5 and 64 steps without statistics, then one
+ * with statistics on alternate steps (resident runs between graph steps): every out[k] and the
+ * final state equal the CPU backend's steps. With GPU_RES_TINY, the shapes marked `tiny` must
+ * run in the one-block kernel and the others must not. */
+static void check_resident_shapes(int resident)
 {
-    (void)state;
     static const struct {
         int w, h, r, sweeps, mode;
         const char *boundary;
         float decay, density;
+        int tiny;
     } shapes[] = {
-        {90, 70, 12, 1, GPU_HMODE_AUTO, "fixed", 0.02f, 0.1f},
-        {64, 64, 3, 0, GPU_HMODE_DENSE, "periodic", 0.05f, 0.3f},
-        {130, 66, 16, 2, GPU_HMODE_DENSE, "wall", 0.0f, 0.2f},
-        {20, 9, 8, 4, GPU_HMODE_SPARSE, "periodic", 0.01f, 0.25f},
-        {1, 40, 2, 2, GPU_HMODE_AUTO, "periodic", 0.01f, 0.2f},
-        {701, 203, 4, 2, GPU_HMODE_SPARSE, "fixed", 0.0f, 0.05f},
+        {90, 70, 12, 1, GPU_HMODE_AUTO, "fixed", 0.02f, 0.1f, 1},
+        {64, 64, 3, 0, GPU_HMODE_DENSE, "periodic", 0.05f, 0.3f, 1},
+        {130, 66, 16, 2, GPU_HMODE_DENSE, "wall", 0.0f, 0.2f, 0},
+        {20, 9, 8, 4, GPU_HMODE_SPARSE, "periodic", 0.01f, 0.25f, 1},
+        {1, 40, 2, 2, GPU_HMODE_AUTO, "periodic", 0.01f, 0.2f, 1},
+        {61, 67, 30, 2, GPU_HMODE_AUTO, "wall", 0.01f, 0.1f, 1},
+        {96, 80, 8, 2, GPU_HMODE_AUTO, "periodic", 0.02f, 0.3f, 1},
+        {701, 203, 4, 2, GPU_HMODE_SPARSE, "fixed", 0.0f, 0.05f, 0},
     };
     static uint8_t want[SIM_STEP_BATCH_MAX];
     static sim_stats got[SIM_STEP_BATCH_MAX];
     static const int lengths[] = {1, 5, 64, 9};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         char label[128];
-        snprintf(label, sizeof label, "resident %dx%d r=%d sweeps %d mode %d %s", shapes[i].w,
-                 shapes[i].h, shapes[i].r, shapes[i].sweeps, shapes[i].mode, shapes[i].boundary);
+        snprintf(label, sizeof label, "resident %d %dx%d r=%d sweeps %d mode %d %s", resident,
+                 shapes[i].w, shapes[i].h, shapes[i].r, shapes[i].sweeps, shapes[i].mode,
+                 shapes[i].boundary);
         sim_scenario sc;
         scenario(&sc, shapes[i].w, shapes[i].h, 1, 1, 700 + i);
         setf(&sc, "world.boundary=%s", shapes[i].boundary);
@@ -270,10 +277,13 @@ static void test_resident_shapes(void **state)
         }
         sim *cpu = create(&sc, sim_cpu_backend(), label);
         sim *gpu = create(&sc, gpu_cuda_backend(), label);
-        gpu_tuning t = {shapes[i].mode, 0, 0, 0, GPU_RES_ON};
+        gpu_tuning t = {shapes[i].mode, 0, 0, 0, resident};
         sim_err err = {{0}};
         if (gpu_tune(gpu, &t, &err) != SIM_OK)
             fail_msg("%s: gpu_tune: %s", label, err.msg);
+        if (gpu_tiny_kernel(gpu) != (resident == GPU_RES_TINY && shapes[i].tiny))
+            fail_msg("%s: one-block kernel %d, expected %d", label, gpu_tiny_kernel(gpu),
+                     resident == GPU_RES_TINY && shapes[i].tiny);
         for (int li = 0; li < 4; li++) {
             const int n = lengths[li];
             for (int k = 0; k < n; k++)
@@ -291,6 +301,18 @@ static void test_resident_shapes(void **state)
         sim_destroy(cpu);
         sim_destroy(gpu);
     }
+}
+
+static void test_resident_shapes(void **state)
+{
+    (void)state;
+    check_resident_shapes(GPU_RES_ON);
+}
+
+static void test_tiny_shapes(void **state)
+{
+    (void)state;
+    check_resident_shapes(GPU_RES_TINY);
 }
 
 /* The column-sum ring taken smaller than asked (its first allocation fails: half of it is
@@ -419,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_medium_world),
         cmocka_unit_test(test_large_world),
         cmocka_unit_test(test_resident_shapes),
+        cmocka_unit_test(test_tiny_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
