@@ -13,20 +13,20 @@ extern "C" {
 
 /* The move of one agent at cell c whose decision is t (its own cell, or a claimed one whose
  * claim word it tried to win with `key`). A claimer whose key is still the target's claim word
- * wins: it resets the word and moves (its old cell is vacated in the bitmap, the target
- * occupied: bits only it changes, through atomics because neighbours share the word). No other
- * thread writes those cells' words meanwhile: the target was empty at the start (no one leaves
- * it) and the old cell was occupied (no one claimed it). Returns the final cell; *moved is 1
- * when it moved. The pointers may be global or shared memory (gpu_step_resident.cu). */
+ * wins and moves: its old cell is vacated in the bitmap, the target occupied (bits only it
+ * changes, through atomics because neighbours share the word). No other thread writes those
+ * cells' words meanwhile: the target was empty at the start (no one leaves it) and the old cell
+ * was occupied (no one claimed it). The winner's claim word is left for the caller to reset
+ * (losers of the same cell may still be reading it). Returns the final cell; *moved is 1 when
+ * it moved. The pointers may be global or shared memory (gpu_step_resident.cu). */
 __device__ __forceinline__ uint32_t gpu_step_move_cell(uint32_t c, uint32_t t,
                                                        unsigned long long key,
-                                                       unsigned long long *claim, uint32_t *occ,
-                                                       int *moved)
+                                                       const unsigned long long *claim,
+                                                       uint32_t *occ, int *moved)
 {
     *moved = 0;
     if (t == c || claim[t] != key)
         return c;
-    claim[t] = 0;
     atomicAnd(&occ[c >> 5], ~(1u << (c & 31)));
     atomicOr(&occ[t >> 5], 1u << (t & 31));
     *moved = 1;
@@ -34,7 +34,8 @@ __device__ __forceinline__ uint32_t gpu_step_move_cell(uint32_t c, uint32_t t,
 }
 
 /* Agent q in tile order, at cell cellq[q], with its decision in target[q] and key[q]:
- * gpu_step_move_cell, and cells[ids[q]] follows a move. Then the deposit on the final cell (one
+ * gpu_step_move_cell; a winner resets its claim word at once (a loser that reads it after sees
+ * 0, not its own key, and loses just the same), and cells[ids[q]] follows the move. Then the deposit on the final cell (one
  * agent per cell) unless `fold` leaves it to the first Jacobi pass; target[q] becomes the final
  * cell, which is returned; *moved is 1 when it moved. */
 __device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_t *ids,
@@ -48,8 +49,10 @@ __device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_
     /* the key is read only for a claim (it was written only then) */
     const uint32_t c = gpu_step_move_cell(cellq[q], t, t == cellq[q] ? 0ull : key[q], claim,
                                           occ, moved);
-    if (*moved)
+    if (*moved) {
+        claim[c] = 0;
         cells[ids[q]] = c;
+    }
     if (!fold)
         field[c] = SIM_FADD(field[c], deposit);
     target[q] = c;

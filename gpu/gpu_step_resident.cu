@@ -31,14 +31,16 @@
  *
  * Tiny worlds (GPU_TINY_CELLS_AUTO) take the one-block kernel instead (tiny_kernel): a barrier
  * of the grid costs ~2,000 cycles and a phase's work is a chain of global-memory latencies, so
- * one block keeps the batch's whole state in shared memory: the field, the occupancy bitmap, the
- * claim words, the prefix rows of one region that covers the world (gpu_hz_geometry_whole) and
- * the agents (id, cell, target, key), read in at the start and written back at the end (the
- * field, the bitmap, the cells by id, and the bins rebuilt in the current set, in any order
- * within a tile). A step: the prefix rows (the tile-sum kernel's row loads, from shared memory);
- * a thread per agent sums its candidates sparsely, decides and claims (gpu_hz_decide_claim);
- * the moves and deposits (gpu_step_move_cell); the sweeps, each cell's new value held in a
- * register until every thread has computed its cells. */
+ * one block of GPU_TINY_THREADS keeps the batch's whole state in shared memory: the field (two
+ * buffers), the occupancy bitmap, the claim words, the prefix rows of one region that covers the
+ * world (gpu_hz_geometry_whole) and the agents (id, cell, target, key), read in at the start
+ * and written back at the end (the field, the bitmap, the cells by id, and the bins rebuilt in
+ * the current set, in any order within a tile). A step: the prefix rows (the tile-sum kernel's
+ * load_rows, from shared memory through row and column maps of the region); a thread per agent,
+ * dealt by shared-memory bank, sums its candidates sparsely, decides and claims
+ * (gpu_hz_decide_claim); the moves and deposits (gpu_step_move_cell), counted into the next
+ * deal; the sweeps, a thread per column strip, from one buffer into the other. Same routines,
+ * same bits. */
 #include <cooperative_groups.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,8 +573,12 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
         }
         tiny_deal_scan(s_bank_count, s_bank_start);
         __syncthreads();
-        for (int q = tid; q < a.c.n; q += nt) /* beside the first sweep (or the decay) */
+        /* beside the first sweep (or the decay): the deal, and the winners' claim words reset
+         * (every agent's cell: the others' words are 0 already) once no loser reads them */
+        for (int q = tid; q < a.c.n; q += nt) {
             tiny_deal_place(q, target[q], nw, s_bank_start, deal);
+            claim[cell[q]] = 0;
+        }
         if (prof)
             *prof++ = clock64();
 
