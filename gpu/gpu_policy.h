@@ -133,6 +133,7 @@
  * 54,827-54,990 resident), but each instance captures its graphs first: so the resident kernel
  * serves only an instance's first GPU_BATCH_RUN_AFTER batched steps (the short runs of a
  * sweep need no capture), and longer runs go on by graphs (gpu_step_resident_use). */
+/* (Worlds whose state fits the one-block kernel below take that instead.) */
 #define GPU_RES_CELLS_MAX (1 << 13)
 /* Its grid: a block per tile, and at least one per this many cells a thread (sweeps), up to the
  * blocks the device holds at once. */
