@@ -35,9 +35,9 @@ __device__ __forceinline__ uint32_t gpu_step_move_cell(uint32_t c, uint32_t t,
 
 /* Agent q in tile order, at cell cellq[q], with its decision in target[q] and key[q]:
  * gpu_step_move_cell; a winner resets its claim word at once (a loser that reads it after sees
- * 0, not its own key, and loses just the same), and cells[ids[q]] follows the move. Then the deposit on the final cell (one
- * agent per cell) unless `fold` leaves it to the first Jacobi pass; target[q] becomes the final
- * cell, which is returned; *moved is 1 when it moved. */
+ * 0, not its own key, and loses just the same), and cells[ids[q]] follows the move. Then the
+ * deposit on the final cell (one agent per cell) unless `fold` leaves it to the first Jacobi
+ * pass; target[q] becomes the final cell, which is returned; *moved is 1 when it moved. */
 __device__ __forceinline__ uint32_t gpu_step_move_agent(int64_t q, const uint32_t *ids,
                                                         const uint32_t *cellq, uint32_t *target,
                                                         const unsigned long long *key,

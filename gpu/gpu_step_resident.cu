@@ -212,8 +212,8 @@ __global__ void __launch_bounds__(GPU_HZ_THREADS, 1) resident_kernel(res_args a)
             int mv = 0;
             uint32_t c = 0;
             if (live)
-                c = gpu_step_move_agent(q, ids, bcells, a.target, a.key, a.claim, a.c.occ, a.c.cells,
-                                        cur, a.c.deposit, 0, &mv);
+                c = gpu_step_move_agent(q, ids, bcells, a.target, a.key, a.claim, a.c.occ,
+                                        a.c.cells, cur, a.c.deposit, 0, &mv);
             gpu_bins_count_warp(live, live ? gpu_bins_tile_of(c, a.c.bg) : 0u, a.count, a.rank, q);
             const unsigned votes = __ballot_sync(FULL_MASK, mv);
             if ((threadIdx.x & 31) == 0 && votes)
