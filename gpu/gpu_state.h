@@ -203,10 +203,19 @@ void gpu_step_free(gpu_state *st);
  *                           kernel: always; the grid: res_blocks > 0, chosen automatically not
  *                           after GPU_BATCH_RUN_AFTER batched steps);
  *   gpu_step_resident_run:  n steps (1..SIM_STEP_BATCH_MAX) from `step`, one launch and one
- *                           synchronisation; out[k].moved as gpu_step_run gives it. */
+ *                           synchronisation; out[k] as gpu_step_run gives it. want[k] (NULL:
+ *                           none) asks for step k's statistics: the one-block kernel only, for
+ *                           at most st->ring_cap steps (the column-sum ring's slots). */
 int gpu_step_resident_plan(gpu_state *st, sim_err *err);
 int gpu_step_resident_use(const gpu_state *st);
-int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err);
+int gpu_step_resident_run(gpu_state *st, int64_t step, int n, const uint8_t *want,
+                          sim_stats *out, sim_err *err);
+
+/* After a batch's launches on st->stream (gpu_step_batch.cu): the control ring's n slots and the
+ * column-sum ring's first nstats slots (one a step with want[k]) to the host, one wait, then
+ * out[k] (gpu_step_stats). */
+int gpu_step_batch_results(gpu_state *st, int64_t step, int n, const uint8_t *want, int nstats,
+                           sim_stats *out, sim_err *err);
 
 /* View operations (gpu_view.cu). */
 int gpu_view_paint(gpu_state *st, int x, int y, int radius, float amount, sim_err *err);

@@ -23,7 +23,9 @@
  * gpu_step_run.
  *
  * Small worlds (gpu_step_resident_use) run the batch's runs of steps without statistics in the
- * resident kernel instead (gpu_step_resident.cu): one launch for the whole run. */
+ * resident kernel instead (gpu_step_resident.cu): one launch for the whole run; tiny worlds run
+ * every step of a batch, with statistics or not, in its one-block kernel, in chunks that fit the
+ * column-sum ring. */
 #include <string.h>
 
 #include "gpu_alloc.h"
@@ -150,6 +152,13 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
         GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
     }
+    return gpu_step_batch_results(st, step, n, want, nstats, out, err);
+}
+
+int gpu_step_batch_results(gpu_state *st, int64_t step, int n, const uint8_t *want, int nstats,
+                           sim_stats *out, sim_err *err)
+{
+    cudaStream_t s = st->stream;
     GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     if (nstats > 0)
@@ -167,9 +176,15 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     return SIM_OK;
 }
 
-/* The graph path of a batch: chunks whose steps with statistics fit the column-sum ring. */
-static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
-                        sim_err *err)
+/* Runs a chunk of a batch: n steps from `step`, want[k] (NULL: none) for statistics, at most
+ * st->ring_cap of them. */
+typedef int (*chunk_fn)(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                        sim_err *err);
+
+/* A batch in chunks whose steps with statistics fit the column-sum ring, each run by `run` (the
+ * graphs, or the one-block kernel); with no slot at all, a step with statistics alone. */
+static int batch_chunks(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                        chunk_fn run, sim_err *err)
 {
     int need = 0;
     for (int k = 0; want && k < n; k++)
@@ -191,16 +206,25 @@ static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want,
             ns += w;
             len++;
         }
-        GPU_TRY(run_chunk(st, step + done, len, want ? want + done : NULL, out + done, err));
+        GPU_TRY(run(st, step + done, len, want ? want + done : NULL, out + done, err));
         done += len;
     }
     return SIM_OK;
+}
+
+/* The graph path of a batch. */
+static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                        sim_err *err)
+{
+    return batch_chunks(st, step, n, want, out, run_chunk, err);
 }
 
 int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
                    sim_err *err)
 {
     st->batched += n;
+    if (st->tiny_smem > 0) /* every step in the one-block kernel, statistics too */
+        return batch_chunks(st, step, n, want, out, gpu_step_resident_run, err);
     if (!gpu_step_resident_use(st))
         return batch_graphs(st, step, n, want, out, err);
     /* Runs of steps without statistics in the resident kernel, the others by graphs. */
@@ -212,7 +236,7 @@ int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_
         if (w)
             GPU_TRY(batch_graphs(st, step + done, len, want + done, out + done, err));
         else
-            GPU_TRY(gpu_step_resident_run(st, step + done, len, out + done, err));
+            GPU_TRY(gpu_step_resident_run(st, step + done, len, NULL, out + done, err));
         done += len;
     }
     return SIM_OK;

@@ -50,6 +50,7 @@
 #include "gpu_horizon_block.cuh"
 #include "gpu_policy.h"
 #include "gpu_state.h"
+#include "gpu_stats.cuh"
 #include "gpu_step_agent.cuh"
 
 namespace cg = cooperative_groups;
@@ -319,18 +320,6 @@ static int prof_report(long long *d, int n, int per_step, int blocks, sim_err *e
     return SIM_OK;
 }
 
-/* After a resident kernel's launch: its ring slots to the host, then out[k].moved. */
-static int resident_finish(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
-{
-    GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
-                                   cudaMemcpyDeviceToHost, st->stream));
-    GPU_CHECK(err, cudaStreamSynchronize(st->stream));
-    gpu_step_ran(st, step, n);
-    for (int k = 0; k < n; k++)
-        gpu_step_stats(st, &st->h_ctl_ring[k], NULL, 0, &out[k]);
-    return SIM_OK;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* The one-block kernel of tiny worlds                                                         */
 
@@ -339,6 +328,8 @@ typedef struct tiny_args {
                         index advanced at the end */
     gpu_hz_geom g;   /* one tile of the whole world (gpu_hz_geometry_whole) */
     uint32_t *ids, *bcells, *begin; /* the bins set in use: read at the start, rebuilt at the end */
+    uint32_t want[SIM_STEP_BATCH_MAX / 32]; /* bit k: step k's statistics */
+    double *colsum; /* the column-sum ring: slot j for the j-th step with statistics */
 } tiny_args;
 
 /* Byte offsets of its shared memory, each 16-byte aligned. */
@@ -462,12 +453,57 @@ __device__ __forceinline__ void tiny_deal_place(uint32_t q, uint32_t slot, int n
     deal[(p % (uint32_t)nw) * 32u + p / (uint32_t)nw] = q;
 }
 
+/* A step's statistics in the one-block kernel, from the step's final field F (every thread, after
+ * the step's last barrier; ends with one): the column sums in row order, a thread per column,
+ * into colsum; the cells' checksum terms and max (gpu_cell_terms) and the agents' terms
+ * (sim_checksum_agent), with the residual res of each thread, gathered in *sc and stored with
+ * the step's moved into *out; *sc is zeroed again. */
+__device__ __forceinline__ void tiny_stats(const tiny_args &a, const float *F, const uint32_t *id,
+                                           const uint32_t *cell, float res, double *colsum,
+                                           gpu_ctl *sc, gpu_ctl *out)
+{
+    const int w = a.g.w, h = a.g.h, cells = w * h, tid = (int)threadIdx.x, nt = (int)blockDim.x;
+    for (int x = tid; x < w; x += nt) {
+        double acc = 0.0;
+        for (int y = 0; y < h; y++)
+            acc += (double)F[y * w + x];
+        colsum[x] = acc;
+    }
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+    for (int i = tid; i < cells; i += nt)
+        gpu_cell_terms(cs, mk, (unsigned long long)i * SIM_CHECKSUM_GOLDEN, F[i]);
+    for (int q = tid; q < a.c.n; q += nt)
+        cs += sim_checksum_agent(id[q], cell[q]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        cs += __shfl_xor_sync(FULL_MASK, cs, o);
+        mk = max(mk, __shfl_xor_sync(FULL_MASK, mk, o));
+        res = fmaxf(res, __shfl_xor_sync(FULL_MASK, res, o));
+    }
+    if ((tid & 31) == 0) {
+        atomicAdd(&sc->checksum, cs);
+        atomicMax(&sc->max_key, mk);
+        atomicMax(&sc->residual, __float_as_uint(res)); /* non-negative: bits in float order */
+    }
+    __syncthreads();
+    if (tid == 0) {
+        out->checksum = sc->checksum;
+        out->max_key = sc->max_key;
+        out->residual = sc->residual;
+        sc->checksum = 0;
+        sc->max_key = 0;
+        sc->residual = 0;
+    }
+}
+
 template <bool SMALL>
 __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, tiny_layout l)
 {
     extern __shared__ uint4 tiny_smem[];
     __shared__ int s_hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ unsigned s_moved, s_bank_count[32], s_bank_start[32];
+    __shared__ gpu_ctl s_ctl; /* a step's statistics, gathered (tiny_stats) */
     char *base = reinterpret_cast<char *>(tiny_smem);
     unsigned long long *claim = reinterpret_cast<unsigned long long *>(base + l.claim);
     float *F = reinterpret_cast<float *>(base + l.field[0]);     /* the current field */
@@ -508,8 +544,10 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
         occ[i] = a.c.occ[i];
     if (tid < 32)
         s_bank_count[tid] = 0;
-    if (tid == 0)
+    if (tid == 0) {
         s_moved = 0;
+        memset(&s_ctl, 0, sizeof s_ctl);
+    }
     __syncthreads();
     for (int q = tid; q < a.c.n; q += nt) {
         id[q] = a.ids[q];
@@ -522,6 +560,7 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
     for (int q = tid; q < a.c.n; q += nt)
         tiny_deal_place(q, target[q], nw, s_bank_start, deal);
     unsigned long long step = *a.c.d_step;
+    int slot = 0; /* the next column-sum slot */
     long long *prof = tid == 0 ? a.c.prof : NULL;
     if (prof)
         *prof++ = clock64();
@@ -591,16 +630,28 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
             if (prof)
                 *prof++ = clock64();
         }
+        const bool stats = (a.want[k >> 5] >> (k & 31)) & 1u;
+        float res = 0.0f; /* the last sweep's max |T' - T| (the CPU's "if (d > m) m = d") */
         for (int sw = 1; sw <= a.c.sweeps; sw++) {
-            const bool last = a.c.decay && sw == a.c.sweeps;
-            for (int y = sy0; y < sy1; y++)
-                other[y * g.w + sx] = res_jacobi_cell(a.c.jac, F, sx, y, last);
+            const bool last = sw == a.c.sweeps, decay = a.c.decay && last;
+            for (int y = sy0; y < sy1; y++) {
+                const float v = res_jacobi_cell(a.c.jac, F, sx, y, false);
+                if (stats && last) {
+                    const float d = fabsf(SIM_FSUB(v, F[y * g.w + sx]));
+                    res = d > res ? d : res;
+                }
+                other[y * g.w + sx] = decay ? SIM_FMUL(v, a.c.jac.keep) : v;
+            }
             float *tmp = F;
             F = other;
             other = tmp;
             __syncthreads();
             if (prof)
                 *prof++ = clock64();
+        }
+        if (stats) {
+            tiny_stats(a, F, id, cell, res, a.colsum + (size_t)slot * g.w, &s_ctl, &a.c.ring[k]);
+            slot++;
         }
     }
 
@@ -673,8 +724,10 @@ static int tiny_plan(gpu_state *st, sim_err *err)
 }
 
 /* n steps of the one-block kernel on st->stream (the ring zeroed, the step index uploaded), then
- * the results as gpu_step_resident_run gives them. */
-static int tiny_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
+ * the results as gpu_step_resident_run gives them; want[k] (NULL: none) asks for step k's
+ * statistics, into the next column-sum slot (at most st->ring_cap of them). */
+static int tiny_run(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
+                    sim_err *err)
 {
     gpu_bins_agents *b = &st->ab;
     tiny_args a;
@@ -684,12 +737,19 @@ static int tiny_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err 
     a.ids = b->ids[b->cur];
     a.bcells = b->cells[b->cur];
     a.begin = b->begin[b->cur];
+    a.colsum = st->d_colsum_ring;
+    int nstats = 0;
+    for (int k = 0; want && k < n; k++)
+        if (want[k]) {
+            a.want[k >> 5] |= 1u << (k & 31);
+            nstats++;
+        }
     const tiny_layout l = tiny_layout_of(a.g, st->n, a.c.bg.ntiles);
     const int per_step = 3 + (a.c.sweeps > 0 ? a.c.sweeps : 1);
     GPU_TRY(prof_begin(n, per_step, &a.c.prof, err));
     tiny_kernel_for(a.g)<<<1, GPU_TINY_THREADS, l.bytes, st->stream>>>(a, l);
     GPU_CHECK_LAUNCH(err, st->stream);
-    GPU_TRY(resident_finish(st, step, n, out, err));
+    GPU_TRY(gpu_step_batch_results(st, step, n, want, nstats, out, err));
     return prof_report(a.c.prof, n, per_step, 1, err);
 }
 
@@ -761,14 +821,15 @@ int gpu_step_resident_use(const gpu_state *st)
     return st->res_blocks > 0;
 }
 
-int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, sim_err *err)
+int gpu_step_resident_run(gpu_state *st, int64_t step, int n, const uint8_t *want,
+                          sim_stats *out, sim_err *err)
 {
     cudaStream_t s = st->stream;
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ctl_ring, 0, (size_t)n * sizeof(gpu_ctl), s));
     if (st->tiny_smem > 0) {
         /* the field stays in d_field, the bins in their set */
-        return tiny_run(st, step, n, out, err);
+        return tiny_run(st, step, n, want, out, err);
     }
     gpu_bins_agents *b = &st->ab;
     res_args a;
@@ -794,7 +855,7 @@ int gpu_step_resident_run(gpu_state *st, int64_t step, int n, sim_stats *out, si
     GPU_CHECK(err, cudaLaunchCooperativeKernel((const void *)kernel_for(st), dim3(st->res_blocks),
                                                dim3(GPU_HZ_THREADS), args, st->plan.tile_smem,
                                                s));
-    GPU_TRY(resident_finish(st, step, n, out, err));
+    GPU_TRY(gpu_step_batch_results(st, step, n, NULL, 0, out, err));
     GPU_TRY(prof_report(a.c.prof, n, per_step, st->res_blocks, err));
     /* Each sweep swapped the buffers; the bins set flipped every step. */
     if (st->sc.sweeps > 0 && ((int64_t)st->sc.sweeps * n) % 2) {
