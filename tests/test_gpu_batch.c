@@ -236,8 +236,8 @@ static void test_large_world(void **state)
  * sweeps, no decay, worlds narrower than a tile or than the disk (the region wraps several
  * times) and a 1-wide one, a width that is not a multiple of 4, a dense world, and worlds of 44
  * tiles and too large for one block. Batches of 1, 5 and 64 steps without statistics, then one
- * with statistics on alternate steps (resident runs between graph steps): every out[k] and the
- * final state equal the CPU backend's steps. With GPU_RES_TINY, the shapes marked `tiny` must
+ * with statistics on alternate steps (the grid's runs between graph steps; the one-block kernel
+ * runs them all): every out[k] and the final state equal the CPU backend's steps. With GPU_RES_TINY, the shapes marked `tiny` must
  * run in the one-block kernel and the others must not. */
 static void check_resident_shapes(int resident)
 {
