@@ -23,7 +23,8 @@ int app_info_main(int argc, char **argv)
             puts("usage: horizon info [SCENARIO.ini | MODEL] [--set SECTION.KEY=VALUE ...]\n\n"
                  "Prints the version, the backends compiled in, the CUDA devices found (with free\n"
                  "memory) and, for a scenario (a file, or a model: see horizon models), the\n"
-                 "memory it needs on each backend.");
+                 "memory it needs on each backend and, with a CUDA device, how its steps run\n"
+                 "there.");
             return APP_EXIT_OK;
         } else if (app_opt(argc, argv, &i, "--set", &v, &bad)) {
             if (bad)

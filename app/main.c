@@ -19,7 +19,7 @@ static const char usage[] =
     "  gui [SCENARIO]    live SDL2 viewer\n"
     "  sweep FILE        parameter sweeps and replicates: many runs, one sweep.csv\n"
     "  bench             benchmarks (horizon sums, Jacobi sweeps, full steps)\n"
-    "  info [SCENARIO]   version, backends, devices, memory estimate\n"
+    "  info [SCENARIO]   version, backends, devices, memory estimate, step path\n"
     "  models            the model library: scenarios to give by name (horizon run laplace)\n"
     "\n"
     "SCENARIO is a scenario file or the name of a model (see horizon models); without it the\n"

@@ -5,6 +5,7 @@
 
 #include "gpu_check.h"
 #include "gpu_horizon.h"
+#include "gpu_policy.h"
 #include "gpu_state.h"
 
 int gpu_fail_devmem(sim_err *err, size_t asked, const char *what)
@@ -120,6 +121,33 @@ extern "C" int gpu_use_device(int dev, sim_err *err)
     return SIM_OK;
 }
 
+/* How the CUDA backend will run a plain scenario's batches (gpu_step_batch.cu, with the
+ * automatic tuning): the one-block kernel of tiny worlds, the cooperative grid for a world's
+ * first batched steps, or graphs of the step's kernels. */
+static void print_step_path(FILE *f, const sim_scenario *sc)
+{
+    gpu_hz_geom g, whole;
+    const int periodic = sc->boundary == SIM_BOUNDARY_PERIODIC;
+    gpu_hz_geometry(sc->width, sc->height, periodic, sc->radius, &g);
+    const int64_t cells = (int64_t)sc->width * sc->height, n = sim_scenario_agent_count(sc);
+    size_t bytes = 0;
+    sim_err err;
+    if (cells <= GPU_TINY_CELLS_AUTO &&
+        gpu_tiny_fit(sc->width, sc->height, periodic, sc->radius, n, g.ntiles, &whole, &bytes,
+                     &err) != SIM_OK) {
+        cudaGetLastError();
+        bytes = 0;
+    }
+    if (bytes > 0)
+        fprintf(f, "cuda steps: a tiny world: every batch in one thread block (%.1f KiB of shared "
+                "memory)\n", bytes / 1024.0);
+    else if (n > 0 && cells <= GPU_RES_CELLS_MAX)
+        fprintf(f, "cuda steps: a cooperative grid for the first %d batched steps, then graphs "
+                "of the step's kernels (%d tiles of %d)\n", GPU_BATCH_RUN_AFTER, g.ntiles, g.T);
+    else
+        fprintf(f, "cuda steps: graphs of the step's kernels (%d tiles of %d)\n", g.ntiles, g.T);
+}
+
 extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
 {
     char why[256];
@@ -160,6 +188,8 @@ extern "C" void gpu_info_print(FILE *f, const sim_scenario *sc)
         fprintf(f, "cuda memory estimate: %.1f MiB (%.1f B/cell + %.1f B/agent)\n",
                 b / 1048576.0, 16.0 + 8.0 / sc->height,
                 n > 0 ? (double)(b - (size_t)cells * 16) / (double)n : 0.0);
+        if (count > 0)
+            print_step_path(f, sc);
         /* gpu_step_batch's column-sum ring, taken when a batch first wants statistics. */
         fprintf(f, "cuda batched steps with statistics: up to %.1f MiB more (device, and as "
                 "much pinned host memory), taken on first use\n",

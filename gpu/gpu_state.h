@@ -208,6 +208,12 @@ void gpu_step_free(gpu_state *st);
  *                           at most st->ring_cap steps (the column-sum ring's slots). */
 int gpu_step_resident_plan(gpu_state *st, sim_err *err);
 int gpu_step_resident_use(const gpu_state *st);
+
+/* Whether a w x h world of n agents (its bins: ntiles tiles) fits the one-block kernel on the
+ * current device: *bytes its shared memory, 0 when it does not fit (or n is 0); *g its region's
+ * geometry. */
+int gpu_tiny_fit(int w, int h, int periodic, int r, int64_t n, int ntiles, gpu_hz_geom *g,
+                 size_t *bytes, sim_err *err);
 int gpu_step_resident_run(gpu_state *st, int64_t step, int n, const uint8_t *want,
                           sim_stats *out, sim_err *err);
 

@@ -695,31 +695,49 @@ static tiny_kernel_fn tiny_kernel_for(const gpu_hz_geom &g)
     return g.small ? tiny_kernel<true> : tiny_kernel<false>;
 }
 
+int gpu_tiny_fit(int w, int h, int periodic, int r, int64_t n, int ntiles, gpu_hz_geom *g,
+                 size_t *bytes, sim_err *err)
+{
+    *bytes = 0;
+    if (n <= 0)
+        return SIM_OK;
+    gpu_hz_geometry_whole(w, h, periodic, r, g);
+    if (g->PW > GPU_TINY_PW_MAX)
+        return SIM_OK;
+    const tiny_layout l = tiny_layout_of(*g, n, ntiles);
+    int dev = 0, optin = 0;
+    GPU_CHECK(err, cudaGetDevice(&dev));
+    GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    cudaFuncAttributes fa;
+    GPU_CHECK(err, cudaFuncGetAttributes(&fa, tiny_kernel_for(*g)));
+    if (l.bytes + fa.sharedSizeBytes <= (size_t)optin)
+        *bytes = l.bytes;
+    return SIM_OK;
+}
+
 /* Plans the one-block kernel (st->tiny_smem, st->tiny_geom) where the tuning wants it and the
- * world fits: a region row within GPU_TINY_PW_MAX and the state within the device's shared
- * memory of a block. */
+ * world fits it (gpu_tiny_fit), and lets it take the shared memory. */
 static int tiny_plan(gpu_state *st, sim_err *err)
 {
     st->tiny_smem = 0;
     const int wanted = st->tune.resident == GPU_RES_TINY ||
                        (st->tune.resident == GPU_RES_AUTO && st->cells <= GPU_TINY_CELLS_AUTO);
-    if (st->n <= 0 || !wanted)
+    if (!wanted)
         return SIM_OK;
-    gpu_hz_geometry_whole(st->w, st->h, st->periodic, st->sc.radius, &st->tiny_geom);
-    if (st->tiny_geom.PW > GPU_TINY_PW_MAX)
+    size_t bytes = 0;
+    GPU_TRY(gpu_tiny_fit(st->w, st->h, st->periodic, st->sc.radius, st->n, st->geom.ntiles,
+                         &st->tiny_geom, &bytes, err));
+    if (bytes == 0)
         return SIM_OK;
-    const tiny_layout l = tiny_layout_of(st->tiny_geom, st->n, st->geom.ntiles);
+    const tiny_kernel_fn fn = tiny_kernel_for(st->tiny_geom);
+    cudaFuncAttributes fa;
     int dev = 0, optin = 0;
     GPU_CHECK(err, cudaGetDevice(&dev));
     GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    const tiny_kernel_fn fn = tiny_kernel_for(st->tiny_geom);
-    cudaFuncAttributes fa;
     GPU_CHECK(err, cudaFuncGetAttributes(&fa, fn));
-    if (l.bytes + fa.sharedSizeBytes > (size_t)optin)
-        return SIM_OK;
     GPU_CHECK(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         optin - (int)fa.sharedSizeBytes));
-    st->tiny_smem = l.bytes;
+    st->tiny_smem = bytes;
     return SIM_OK;
 }
 

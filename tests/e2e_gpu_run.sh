@@ -80,9 +80,8 @@ HORIZON_PDL=2 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badp
 grep -q 'HORIZON_PDL=2' "$T/badpdl.txt" || fail "HORIZON_PDL=2: unclear message: $(cat "$T/badpdl.txt")"
 echo "ok: HORIZON_PDL"
 
-# A tiny world's long run: its batches without statistics go to the resident kernel for the
-# first GPU_BATCH_RUN_AFTER (4096) batched steps, then to graphs of runs of steps; the rows
-# (every 100 steps) and the end equal the CPU's.
+# A tiny world's long run: its batches (statistics every 100th step) run whole in the one-block
+# kernel; the rows and the end equal the CPU's.
 for b in cpu cuda; do
     "$HZ" run "$S/default.ini" --backend "$b" --out "$T/long.$b" --quiet --steps 4700 \
         --stats-every 100 --frames-every 0 --set world.width=64 --set world.height=64 ||
@@ -90,11 +89,17 @@ for b in cpu cuda; do
 done
 diff "$T/long.cpu/stats.csv" "$T/long.cuda/stats.csv" >/dev/null ||
     fail "long: stats.csv differs between cpu and cuda (64^2, 4700 steps)"
-echo "ok: long (64^2, 4700 steps, resident kernel then graphs)"
+echo "ok: long (64^2, 4700 steps, the one-block kernel)"
 
-# `info` with a scenario reports the device-memory estimate.
+# `info` with a scenario reports the device-memory estimate and how the steps will run: the
+# large scenario by graphs, a 64^2 world in one thread block.
 "$HZ" info "$S/large.ini" >"$T/info.txt" || fail "info exited $?"
 grep -q 'cuda memory estimate' "$T/info.txt" || fail "info: no cuda memory estimate"
+grep -q "cuda steps: graphs of the step's kernels (4096 tiles of 64)" "$T/info.txt" ||
+    fail "info: the large scenario's step path"
+"$HZ" info --set world.width=64 --set world.height=64 >"$T/info64.txt" || fail "info 64 exited"
+grep -q 'cuda steps: a tiny world: every batch in one thread block' "$T/info64.txt" ||
+    fail "info: a 64^2 world's step path"
 
 # The benchmark's smoke test: every GPU section runs and checks its results.
 "$HZ" bench --backend cuda --quick --json "$T/bench.json" >"$T/bench.txt" ||
