@@ -161,18 +161,25 @@ __device__ __forceinline__ void load_rows(uint32_t *I, const gpu_hz_geom &g, con
     }
 }
 
-/* The region of upper-left cell (ox, oy) from the field in device memory. G = 1 while a row is
- * at most 32 groups (PW <= 128: every small radius, T = 64 up to r = 30). */
+/* load_rows with the groups a lane holds: G = 1 while a row is at most 32 groups (PW <= 128:
+ * every small radius, T = 64 up to r = 30), else 2. */
+template <bool SMALL, class GROUP>
+__device__ __forceinline__ void load_region(uint32_t *I, const gpu_hz_geom &g, const GROUP &group)
+{
+    if (SMALL || g.PW <= 128)
+        load_rows<1>(I, g, group);
+    else
+        load_rows<2>(I, g, group);
+}
+
+/* The region of upper-left cell (ox, oy) from the field in device memory. */
 template <bool SMALL, bool NC>
 __device__ void load_prefix(uint32_t *I, const gpu_hz_geom &g, const float *field,
                             int ox, int oy)
 {
     const bool inside = ox >= 0 && oy >= 0 && ox + g.PW <= g.w && oy + g.RS <= g.h;
     const hz_region_groups<NC> group = {g, field, ox, oy, inside, (g.w & 3) == 0};
-    if (SMALL || g.PW <= 128)
-        load_rows<1>(I, g, group);
-    else
-        load_rows<2>(I, g, group);
+    load_region<SMALL>(I, g, group);
 }
 
 /* Accumulators: small disks sum modulo 2^32 (exact, see the top), larger ones in int64. */

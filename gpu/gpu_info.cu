@@ -134,7 +134,7 @@ static void print_step_path(FILE *f, const sim_scenario *sc)
     sim_err err;
     if (cells <= GPU_TINY_CELLS_AUTO &&
         gpu_tiny_fit(sc->width, sc->height, periodic, sc->radius, n, g.ntiles, &whole, &bytes,
-                     &err) != SIM_OK) {
+                     NULL, &err) != SIM_OK) {
         cudaGetLastError();
         bytes = 0;
     }

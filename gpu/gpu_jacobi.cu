@@ -50,25 +50,6 @@ __device__ __forceinline__ int jwrap(int v, int n)
     return v < 0 ? v + n : v;
 }
 
-/* Max |o - c| with the CPU's "if (v > m) m = v" (a NaN difference never enters). */
-__device__ __forceinline__ void res_update(float &m, float o, float c)
-{
-    float d = fabsf(SIM_FSUB(o, c));
-    if (d > m)
-        m = d;
-}
-
-/* Warp max, then one atomicMax of the float bits (monotone for non-negative floats). */
-__device__ __forceinline__ void res_commit(float m, unsigned *res)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        float t = __shfl_xor_sync(FULL_MASK, m, o);
-        m = t > m ? t : m;
-    }
-    if ((threadIdx.x & 31) == 0 && m > 0.0f)
-        atomicMax(res, __float_as_uint(m));
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* One sweep per pass                                                                          */
@@ -183,7 +164,7 @@ js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
                     float wj = j > 0 ? c.v[j > 0 ? j - 1 : 0] : wv;
                     o[j] = sim_jacobi(c.v[j], n.v[j], s.v[j], e, wj, p.a, p.one_minus_a);
                     if (res)
-                        res_update(m, o[j], c.v[j]);
+                        gpu_res_update(m, o[j], c.v[j]);
                     if (decay)
                         o[j] = SIM_FMUL(o[j], p.keep);
                 }
@@ -199,7 +180,7 @@ js_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         }
     }
     if (res)
-        res_commit(m, res);
+        gpu_res_commit(m, res);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -395,10 +376,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
                 if (!(TERMS && VEC) && res && t == K - 1 && rr >= K && rr < RH - K &&
                     gy < p.h) {
                     const int col = lane * 4;
-                    if (col + 0 >= HX && col + 0 < RW - HX && gxl + 0 < p.w) res_update(m, o.x, c.x);
-                    if (col + 1 >= HX && col + 1 < RW - HX && gxl + 1 < p.w) res_update(m, o.y, c.y);
-                    if (col + 2 >= HX && col + 2 < RW - HX && gxl + 2 < p.w) res_update(m, o.z, c.z);
-                    if (col + 3 >= HX && col + 3 < RW - HX && gxl + 3 < p.w) res_update(m, o.w, c.w);
+                    if (col + 0 >= HX && col + 0 < RW - HX && gxl + 0 < p.w) gpu_res_update(m, o.x, c.x);
+                    if (col + 1 >= HX && col + 1 < RW - HX && gxl + 1 < p.w) gpu_res_update(m, o.y, c.y);
+                    if (col + 2 >= HX && col + 2 < RW - HX && gxl + 2 < p.w) gpu_res_update(m, o.z, c.z);
+                    if (col + 3 >= HX && col + 3 < RW - HX && gxl + 3 < p.w) gpu_res_update(m, o.w, c.w);
                 }
                 reinterpret_cast<float4 *>(out + rr * RW)[lane] = o;
                 n = c;
@@ -434,10 +415,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
             if (TERMS && res) {
                 const float4 c = reinterpret_cast<const float4 *>(prev + rr * RW)[lane];
-                res_update(m, v.x, c.x);
-                res_update(m, v.y, c.y);
-                res_update(m, v.z, c.z);
-                res_update(m, v.w, c.w);
+                gpu_res_update(m, v.x, c.x);
+                gpu_res_update(m, v.y, c.y);
+                gpu_res_update(m, v.z, c.z);
+                gpu_res_update(m, v.w, c.w);
             }
             if (decay) {
                 v.x = SIM_FMUL(v.x, p.keep);
@@ -469,7 +450,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         }
     }
     if (res)
-        res_commit(m, res);
+        gpu_res_commit(m, res);
     if (TERMS)
         gpu_commit_sum_max(cs, mk, terms, 1);
 }

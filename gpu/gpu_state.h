@@ -211,9 +211,10 @@ int gpu_step_resident_use(const gpu_state *st);
 
 /* Whether a w x h world of n agents (its bins: ntiles tiles) fits the one-block kernel on the
  * current device: *bytes its shared memory, 0 when it does not fit (or n is 0); *g its region's
- * geometry. */
+ * geometry; *room (when not NULL) the kernel's dynamic shared-memory limit on the device (0 when
+ * the world is ruled out before the device is asked: no agents, or a region row too wide). */
 int gpu_tiny_fit(int w, int h, int periodic, int r, int64_t n, int ntiles, gpu_hz_geom *g,
-                 size_t *bytes, sim_err *err);
+                 size_t *bytes, int *room, sim_err *err);
 int gpu_step_resident_run(gpu_state *st, int64_t step, int n, const uint8_t *want,
                           sim_stats *out, sim_err *err);
 

@@ -29,6 +29,28 @@ __device__ __forceinline__ void gpu_cell_terms(unsigned long long &cs, unsigned 
         mk = max(mk, gpu_float_key(v));
 }
 
+/* The residual, max |o - c| over a sweep's cells, with the CPU's "if (v > m) m = v" (a NaN
+ * difference never enters). */
+__device__ __forceinline__ void gpu_res_update(float &m, float o, float c)
+{
+    float d = fabsf(SIM_FSUB(o, c));
+    if (d > m)
+        m = d;
+}
+
+/* Warp max of the residual m, then one atomicMax of the float bits into *res (monotone for
+ * non-negative floats). Every lane of the warp must call it. */
+__device__ __forceinline__ void gpu_res_commit(float m, unsigned *res)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float t = __shfl_xor_sync(0xffffffffu, m, o);
+        m = t > m ? t : m;
+    }
+    if ((threadIdx.x & 31) == 0 && m > 0.0f)
+        atomicMax(res, __float_as_uint(m));
+}
+
 /* Block-wide sum (mod 2^64) of cs and max of mk, then one atomic each into ctl (the sum only
  * when do_sum). Every thread of the (1-D) block must call it. */
 __device__ __forceinline__ void gpu_commit_sum_max(unsigned long long cs, unsigned mk,

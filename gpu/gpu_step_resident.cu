@@ -372,11 +372,9 @@ static tiny_layout tiny_layout_of(const gpu_hz_geom &g, int64_t n, int ntiles)
  * bounded one. */
 __device__ __forceinline__ int tiny_axis(int v, int margin, int n, int periodic)
 {
-    int c = v - margin;
-    if (periodic) {
-        c %= n;
-        return c < 0 ? c + n : c;
-    }
+    const int c = v - margin;
+    if (periodic)
+        return wrap_index(c, n);
     return c >= 0 && c < n ? c : -1;
 }
 
@@ -569,10 +567,7 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
     for (int k = 0; k < a.c.steps; k++, step++) {
         /* sense, decide, claim */
         const tiny_region_groups group = {F, rowmap, colmap, g.w, (g.w & 3) == 0};
-        if (SMALL || g.PW <= 128)
-            load_rows<1>(I, g, group);
-        else
-            load_rows<2>(I, g, group);
+        load_region<SMALL>(I, g, group);
         __syncthreads();
         if (prof)
             *prof++ = clock64();
@@ -636,10 +631,8 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
             const bool last = sw == a.c.sweeps, decay = a.c.decay && last;
             for (int y = sy0; y < sy1; y++) {
                 const float v = res_jacobi_cell(a.c.jac, F, sx, y, false);
-                if (stats && last) {
-                    const float d = fabsf(SIM_FSUB(v, F[y * g.w + sx]));
-                    res = d > res ? d : res;
-                }
+                if (stats && last)
+                    gpu_res_update(res, v, F[y * g.w + sx]);
                 other[y * g.w + sx] = decay ? SIM_FMUL(v, a.c.jac.keep) : v;
             }
             float *tmp = F;
@@ -696,9 +689,11 @@ static tiny_kernel_fn tiny_kernel_for(const gpu_hz_geom &g)
 }
 
 int gpu_tiny_fit(int w, int h, int periodic, int r, int64_t n, int ntiles, gpu_hz_geom *g,
-                 size_t *bytes, sim_err *err)
+                 size_t *bytes, int *room, sim_err *err)
 {
     *bytes = 0;
+    if (room)
+        *room = 0;
     if (n <= 0)
         return SIM_OK;
     gpu_hz_geometry_whole(w, h, periodic, r, g);
@@ -712,6 +707,8 @@ int gpu_tiny_fit(int w, int h, int periodic, int r, int64_t n, int ntiles, gpu_h
     GPU_CHECK(err, cudaFuncGetAttributes(&fa, tiny_kernel_for(*g)));
     if (l.bytes + fa.sharedSizeBytes <= (size_t)optin)
         *bytes = l.bytes;
+    if (room)
+        *room = optin - (int)fa.sharedSizeBytes;
     return SIM_OK;
 }
 
@@ -725,18 +722,14 @@ static int tiny_plan(gpu_state *st, sim_err *err)
     if (!wanted)
         return SIM_OK;
     size_t bytes = 0;
+    int room = 0;
     GPU_TRY(gpu_tiny_fit(st->w, st->h, st->periodic, st->sc.radius, st->n, st->geom.ntiles,
-                         &st->tiny_geom, &bytes, err));
+                         &st->tiny_geom, &bytes, &room, err));
     if (bytes == 0)
         return SIM_OK;
-    const tiny_kernel_fn fn = tiny_kernel_for(st->tiny_geom);
-    cudaFuncAttributes fa;
-    int dev = 0, optin = 0;
-    GPU_CHECK(err, cudaGetDevice(&dev));
-    GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    GPU_CHECK(err, cudaFuncGetAttributes(&fa, fn));
-    GPU_CHECK(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        optin - (int)fa.sharedSizeBytes));
+    /* The device's limit, not this world's need: instances of other sizes share the kernel. */
+    GPU_CHECK(err, cudaFuncSetAttribute(tiny_kernel_for(st->tiny_geom),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, room));
     st->tiny_smem = bytes;
     return SIM_OK;
 }
