@@ -11,6 +11,9 @@
  * boundary rules per neighbour outside the grid: periodic wraps, wall uses the cell itself, fixed
  * uses the edge's value. */
 #include <atomic>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cuda_pipeline.h>
 
 #include "gpu_backend.h"
@@ -236,111 +239,77 @@ __host__ __device__ constexpr int jf_hx(int K, bool VEC)
     return VEC ? (K + 3) & ~3 : K;
 }
 
-/* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
- * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
- * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
- * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
- * which never reaches the inner part after K sweeps.
- * DEP: the agents' deposit, folded in: every cell whose bit is set in the occupancy bitmap occ is
- * loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the move kernel
- * need not read and write the field. Without it (Laplace, a model's fields) the instance has no
- * bitmap loads or branches between the copies: they cost 8-20% when they were tested at run
- * time.
- * TERMS (with DEP only: the step's one pass): each written cell's checksum term and the max go
- * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored.
- * VEC (periodic grids whose width is a multiple of 4 and at least the region's, jf_launch_k):
- * the region's columns start on a multiple of 4 (halo jf_hx), so a lane loads and stores its
- * four columns of a row with one 16-byte copy and takes their four deposit bits from one
- * occupancy word: the scalar version spent most of the pass issuing per-cell address
- * arithmetic (ncu: 77% of issue slots busy, the ALU pipe the busiest, memory at 65%). */
-template <int K, int BND, bool DEP, bool TERMS, bool VEC>
-__global__ void __launch_bounds__(GPU_JF_THREADS, jf_minb(K, VEC))
-jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
-          int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
-          gpu_ctl *terms)
+/* Issues the asynchronous copies (cp.async) of a vector region (jf_kernel's VEC: rows start on
+ * 16-byte boundaries, the wrap is one add or subtract) whose first cell is grid (gx0, gy0) into
+ * buf: one 16-byte copy for each of the thread's RPW rows. DEP: the occupancy word of each of
+ * its groups into ow[q] and the group's bit offset over 4 into sh (3 bits a row; the offset is
+ * a multiple of 4 since the width and gx are), for jf_dep_vec once the words are needed. */
+template <int RPW, bool DEP>
+__device__ __forceinline__ void jf_issue_vec(const gpu_jac &p, const float *__restrict__ src,
+                                             const uint32_t *__restrict__ occ, float *buf,
+                                             int gx0, int gy0, uint32_t (&ow)[RPW], uint32_t &sh)
 {
-    gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
-    gpu_pdl_release();
-    if (p.halt && *p.halt)
-        return; /* the whole grid */
-    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC), TX = RW - 2 * HX,
-                  TY = RH - 2 * K;
-    constexpr int RPW = RH / (GPU_JF_THREADS / 32);
-    static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
-    static_assert(!VEC || BND == SIM_BOUNDARY_PERIODIC, "the vector path wraps rows whole");
-    extern __shared__ float4 jf_smem[];
-    float *buf0 = reinterpret_cast<float *>(jf_smem);
-    float *buf1 = buf0 + RH * RW;
+    static_assert(3 * RPW <= 32, "a row's offset in 3 bits of sh");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int gx0 = (int)blockIdx.x * TX - HX, gy0 = (int)blockIdx.y * TY - K;
+    sh = 0;
+#pragma unroll
+    for (int q = 0; q < RPW; q++) {
+        const int rr = warp * RPW + q;
+        int gy = gy0 + rr, gx = gx0 + 4 * lane;
+        gy = gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy);
+        gx = gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx);
+        const size_t gi = (size_t)gy * p.w + gx;
+        __pipeline_memcpy_async(&buf[rr * GPU_JF_RW + 4 * lane], &src[gi], 4 * sizeof(float));
+        if (DEP) {
+            ow[q] = __ldg(&occ[gi >> 5]);
+            sh |= (uint32_t)((gi & 31) >> 2) << (3 * q);
+        }
+    }
+}
 
-    /* The region goes global -> shared by asynchronous copies (cp.async): every copy of the
-     * block is in flight at once and no registers hold the values on the way. dep: bit
-     * q * (RW/32) + k for the cells this thread loads that hold an agent (row q of the warp's,
-     * column lane + 32k, or with VEC 4 * lane + k). */
+/* The deposit bits of jf_issue_vec's groups: bit 4q + k for column k of the thread's row q. */
+template <int RPW>
+__device__ __forceinline__ uint32_t jf_dep_vec(const uint32_t (&ow)[RPW], uint32_t sh)
+{
     uint32_t dep = 0;
-    if constexpr (VEC) {
 #pragma unroll
-        for (int q = 0; q < RPW; q++) {
-            const int rr = warp * RPW + q;
-            int gy = gy0 + rr, gx = gx0 + 4 * lane;
-            gy = gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy);
-            gx = gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx);
-            const size_t gi = (size_t)gy * p.w + gx;
-            __pipeline_memcpy_async(&buf0[rr * RW + 4 * lane], &src[gi], 4 * sizeof(float));
-            if (DEP)
-                dep |= ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 0xfu) << (4 * q);
-        }
-    } else {
-#pragma unroll
-        for (int q = 0; q < RPW; q++) {
-            const int rr = warp * RPW + q;
-            int gy = gy0 + rr;
-            bool row_ok = true;
-            if (BND == SIM_BOUNDARY_PERIODIC)
-                gy = cheap_wrap ? (gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy))
-                                : jwrap(gy, p.h);
-            else
-                row_ok = gy >= 0 && gy < p.h;
-#pragma unroll
-            for (int k = 0; k < RW / 32; k++) {
-                const int col = lane + 32 * k;
-                int gx = gx0 + col;
-                float *d = &buf0[rr * RW + col];
-                bool inside = true;
-                if (BND == SIM_BOUNDARY_PERIODIC)
-                    gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
-                                    : jwrap(gx, p.w);
-                else
-                    inside = row_ok && gx >= 0 && gx < p.w;
-                if (inside) {
-                    const size_t gi = (size_t)gy * p.w + gx;
-                    __pipeline_memcpy_async(d, &src[gi], sizeof(float));
-                    if (DEP && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
-                        dep |= 1u << (q * (RW / 32) + k);
-                } else {
-                    *d = 0.0f;
-                }
-            }
-        }
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    /* The thread's own copies are complete and visible to it: add the deposits to them. */
-    if (DEP && dep) {
-#pragma unroll
-        for (int q = 0; q < RPW; q++)
-#pragma unroll
-            for (int k = 0; k < RW / 32; k++)
-                if ((dep >> (q * (RW / 32) + k)) & 1u) {
-                    const int col = VEC ? 4 * lane + k : lane + 32 * k;
-                    float *d = &buf0[(warp * RPW + q) * RW + col];
-                    *d = SIM_FADD(*d, deposit);
-                }
-    }
-    __syncthreads();
+    for (int q = 0; q < RPW; q++)
+        dep |= ((ow[q] >> (4 * ((sh >> (3 * q)) & 7u))) & 0xfu) << (4 * q);
+    return dep;
+}
 
-    float m = 0.0f;
+/* Adds the deposit to the cells of the thread's own copies whose bit is set in dep (bit
+ * q * (RW/32) + k: row q of the warp's, column lane + 32k, or with VEC 4 * lane + k). */
+template <int RPW, bool VEC>
+__device__ __forceinline__ void jf_dep_add(float *buf, uint32_t dep, float deposit)
+{
+    constexpr int RW = GPU_JF_RW;
+    static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
+    if (!dep)
+        return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int q = 0; q < RPW; q++)
+#pragma unroll
+        for (int k = 0; k < RW / 32; k++)
+            if ((dep >> (q * (RW / 32) + k)) & 1u) {
+                const int col = VEC ? 4 * lane + k : lane + 32 * k;
+                float *d = &buf[(warp * RPW + q) * RW + col];
+                *d = SIM_FADD(*d, deposit);
+            }
+}
+
+/* The K sweeps of a fused pass over the region in buf0 (its cells at grid (gx0, gy0) on), ping-
+ * ponged with buf1 (the result in buf1 when K is odd, else buf0); a barrier after each. The
+ * last sweep's residual goes into m here, except on the vector path with the terms, which takes
+ * it in jf_store. Thread mapping and buffers: jf_kernel's. */
+template <int K, int BND, bool TERMS, bool VEC>
+__device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *buf1, int gx0,
+                                          int gy0, const unsigned *res, float &m)
+{
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
+    constexpr int RPW = RH / (GPU_JF_THREADS / 32);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int gxl = gx0 + lane * 4;
     /* A block whose region lies inside a bounded grid needs no boundary checks (most of them). */
     const bool interior = BND == SIM_BOUNDARY_PERIODIC ||
@@ -388,14 +357,20 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         }
         __syncthreads();
     }
+}
 
-    const float *fin = (K & 1) ? buf1 : buf0;
-    /* With the terms on the vector path the last sweep's residual is taken here, where a whole
-     * group of four is in the tile or not (one check instead of four), from the last sweep's
-     * input (the other buffer, valid on the tile) and its output before the decay. */
-    const float *prev = (K & 1) ? buf0 : buf1;
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+/* The written tile of a fused pass, from the last sweep's output fin (and its input prev, for
+ * the residual on the vector path with the terms) to dst, with the decay; with TERMS each cell's
+ * checksum term and the max into cs and mk, and the residual into m. Thread mapping: jf_kernel's
+ * (a warp a row, 4 columns a lane with VEC). */
+template <int K, bool TERMS, bool VEC>
+__device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
+                                         float *__restrict__ dst, int gx0, int gy0,
+                                         const unsigned *res, int decay, float &m,
+                                         unsigned long long &cs, unsigned &mk)
+{
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int rr = K + warp; rr < RH - K; rr += GPU_JF_THREADS / 32) {
         int gy = gy0 + rr;
         if (gy >= p.h)
@@ -449,10 +424,176 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             }
         }
     }
+}
+
+/* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
+ * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
+ * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
+ * (RW-2K) x (RH-2K) cells; after sweep t the cells within t of the region's edge are stale,
+ * which never reaches the inner part after K sweeps.
+ * DEP: the agents' deposit, folded in: every cell whose bit is set in the occupancy bitmap occ is
+ * loaded as cell + deposit (SIM_FADD, as the CPU adds it before the sweeps), so the move kernel
+ * need not read and write the field. Without it (Laplace, a model's fields) the instance has no
+ * bitmap loads or branches between the copies: they cost 8-20% when they were tested at run
+ * time.
+ * TERMS (with DEP only: the step's one pass): each written cell's checksum term and the max go
+ * into *terms (gpu_jacobi_run_terms), hashed as the cell is stored.
+ * VEC (periodic grids whose width is a multiple of 4 and at least the region's, jf_launch_k):
+ * the region's columns start on a multiple of 4 (halo jf_hx), so a lane loads and stores its
+ * four columns of a row with one 16-byte copy and takes their four deposit bits from one
+ * occupancy word: the scalar version spent most of the pass issuing per-cell address
+ * arithmetic (ncu: 77% of issue slots busy, the ALU pipe the busiest, memory at 65%). */
+template <int K, int BND, bool DEP, bool TERMS, bool VEC>
+__global__ void __launch_bounds__(GPU_JF_THREADS, jf_minb(K, VEC))
+jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
+          int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
+          gpu_ctl *terms)
+{
+    gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
+    gpu_pdl_release();
+    if (p.halt && *p.halt)
+        return; /* the whole grid */
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC), TX = RW - 2 * HX,
+                  TY = RH - 2 * K;
+    constexpr int RPW = RH / (GPU_JF_THREADS / 32);
+    static_assert(RPW * (RW / 32) <= 32, "one bit per loaded cell in dep");
+    static_assert(!VEC || BND == SIM_BOUNDARY_PERIODIC, "the vector path wraps rows whole");
+    extern __shared__ float4 jf_smem[];
+    float *buf0 = reinterpret_cast<float *>(jf_smem);
+    float *buf1 = buf0 + RH * RW;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int gx0 = (int)blockIdx.x * TX - HX, gy0 = (int)blockIdx.y * TY - K;
+
+    /* The region goes global -> shared by asynchronous copies (cp.async): every copy of the
+     * block is in flight at once and no registers hold the values on the way. dep: bit
+     * q * (RW/32) + k for the cells this thread loads that hold an agent (row q of the warp's,
+     * column lane + 32k, or with VEC 4 * lane + k). */
+    uint32_t dep = 0;
+    if constexpr (VEC) {
+        uint32_t ow[RPW], sh;
+        jf_issue_vec<RPW, DEP>(p, src, occ, buf0, gx0, gy0, ow, sh);
+        if (DEP)
+            dep = jf_dep_vec<RPW>(ow, sh);
+    } else {
+#pragma unroll
+        for (int q = 0; q < RPW; q++) {
+            const int rr = warp * RPW + q;
+            int gy = gy0 + rr;
+            bool row_ok = true;
+            if (BND == SIM_BOUNDARY_PERIODIC)
+                gy = cheap_wrap ? (gy < 0 ? gy + p.h : (gy >= p.h ? gy - p.h : gy))
+                                : jwrap(gy, p.h);
+            else
+                row_ok = gy >= 0 && gy < p.h;
+#pragma unroll
+            for (int k = 0; k < RW / 32; k++) {
+                const int col = lane + 32 * k;
+                int gx = gx0 + col;
+                float *d = &buf0[rr * RW + col];
+                bool inside = true;
+                if (BND == SIM_BOUNDARY_PERIODIC)
+                    gx = cheap_wrap ? (gx < 0 ? gx + p.w : (gx >= p.w ? gx - p.w : gx))
+                                    : jwrap(gx, p.w);
+                else
+                    inside = row_ok && gx >= 0 && gx < p.w;
+                if (inside) {
+                    const size_t gi = (size_t)gy * p.w + gx;
+                    __pipeline_memcpy_async(d, &src[gi], sizeof(float));
+                    if (DEP && ((__ldg(&occ[gi >> 5]) >> (gi & 31)) & 1u))
+                        dep |= 1u << (q * (RW / 32) + k);
+                } else {
+                    *d = 0.0f;
+                }
+            }
+        }
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    /* The thread's own copies are complete and visible to it: add the deposits to them. */
+    if (DEP)
+        jf_dep_add<RPW, VEC>(buf0, dep, deposit);
+    __syncthreads();
+
+    float m = 0.0f;
+    jf_sweeps<K, BND, TERMS, VEC>(p, buf0, buf1, gx0, gy0, res, m);
+
+    const float *fin = (K & 1) ? buf1 : buf0;
+    /* With the terms on the vector path the last sweep's residual is taken here, where a whole
+     * group of four is in the tile or not (one check instead of four), from the last sweep's
+     * input (the other buffer, valid on the tile) and its output before the decay. */
+    const float *prev = (K & 1) ? buf0 : buf1;
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, cs, mk);
     if (res)
         gpu_res_commit(m, res);
     if (TERMS)
         gpu_commit_sum_max(cs, mk, terms, 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* K sweeps per pass, persistent blocks                                                        */
+
+/* The vector pass with the deposit (jf_kernel's VEC and DEP: the step's pass on the large
+ * periodic worlds) with its loads overlapping the work of the tile before: a grid of at most
+ * the blocks that fit at once (jp_grid), block b taking tiles b, b + grid, b + 2 grid, ... (tile
+ * t is column t % ntx, row t / ntx of the tiles). While a block sweeps and stores one tile, the
+ * copies of its next tile's region and that region's occupancy words are in flight, the copies
+ * into a second buffer. The one-tile form loads, sweeps and stores in turn, and waits for each
+ * occupancy word before it asks for the next; measured on the large scenario (H200, `horizon
+ * run`): +2.4%. The same form with the statistics' terms, or without the deposit (the model
+ * engine's fields), was no faster (gpu/BENCH.md, round 11), so those keep jf_kernel.
+ * Arithmetic, order and results: jf_kernel's. Thread mapping: jf_kernel's. Shared memory: three
+ * RH x RW float buffers (48 KB at K = 2): the current region, the next one, and the sweeps'
+ * other buffer. */
+template <int K>
+__global__ void __launch_bounds__(GPU_JF_THREADS, GPU_JP_MINB)
+jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
+          int decay, const uint32_t *__restrict__ occ, float deposit, int ntx, int ntiles)
+{
+    gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
+    gpu_pdl_release();
+    if (p.halt && *p.halt)
+        return; /* the whole grid */
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, true), TX = RW - 2 * HX,
+                  TY = RH - 2 * K;
+    constexpr int RPW = RH / (GPU_JF_THREADS / 32);
+    extern __shared__ float4 jf_smem[];
+    float *const region = reinterpret_cast<float *>(jf_smem); /* two regions, then the other */
+    float *const other = region + 2 * RH * RW;
+
+    int t = (int)blockIdx.x; /* < ntiles: the grid is never larger */
+    uint32_t ow[RPW], sh;
+    jf_issue_vec<RPW, true>(p, src, occ, region, (t % ntx) * TX - HX, (t / ntx) * TY - K, ow, sh);
+    __pipeline_commit();
+    float m = 0.0f;
+    for (int i = 0; t < ntiles; t += (int)gridDim.x, i ^= 1) {
+        float *const cur = region + i * RH * RW;
+        const int tn = t + (int)gridDim.x;
+        uint32_t own[RPW], shn = 0;
+        /* The next region goes into the buffer the previous tile used (free since the barrier
+         * that ended its iteration). */
+        if (tn < ntiles)
+            jf_issue_vec<RPW, true>(p, src, occ, region + (i ^ 1) * RH * RW,
+                                    (tn % ntx) * TX - HX, (tn / ntx) * TY - K, own, shn);
+        __pipeline_commit();
+        __pipeline_wait_prior(1); /* this tile's copies, not the next one's */
+        jf_dep_add<RPW, true>(cur, jf_dep_vec<RPW>(ow, sh), deposit);
+        __syncthreads();
+        const int gx0 = (t % ntx) * TX - HX, gy0 = (t / ntx) * TY - K;
+        jf_sweeps<K, SIM_BOUNDARY_PERIODIC, false, true>(p, cur, other, gx0, gy0, res, m);
+        unsigned long long cs = 0; /* no terms */
+        unsigned mk = 0;
+        jf_store<K, false, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
+                                 res, decay, m, cs, mk);
+#pragma unroll
+        for (int q = 0; q < RPW; q++)
+            ow[q] = own[q];
+        sh = shn;
+        __syncthreads(); /* cur and other are read no more */
+    }
+    if (res)
+        gpu_res_commit(m, res);
 }
 
 /* Multiplies every cell by keep (decay without sweeps). */
@@ -510,6 +651,67 @@ static int jf_init_k(sim_err *err)
     return jf_init_kb<K, SIM_BOUNDARY_FIXED>(err);
 }
 
+/* The persistent pass (jp_kernel, K = 2): its shared memory, and on each device the blocks of
+ * it that fit at once (0: not set up there, or turned off) and whether it is forced (see
+ * jp_init), set once per device by gpu_jacobi_init as the kernels' attributes are. */
+static size_t jp_smem_bytes(void)
+{
+    return 3 * (size_t)GPU_JF_RW * (size_t)jf_rh(2) * sizeof(float);
+}
+static std::atomic<int> jp_slots_on[64], jp_forced_on[64];
+
+/* The persistent pass's slots on device dev: the blocks of it that fit at once.
+ * HORIZON_JF_PERSIST, a measuring and testing aid: unset or 1, the pass is persistent wherever
+ * jp_grid finds it worth it; 0, never; N >= 2, always where it applies, with at most N blocks
+ * (so that a small world's blocks take several tiles each). */
+static int jp_init(int dev, sim_err *err)
+{
+    const char *env = getenv("HORIZON_JF_PERSIST");
+    long forced = 1;
+    if (env && *env) {
+        char *end = NULL;
+        forced = strtol(env, &end, 10);
+        if (*end || forced < 0 || forced > INT_MAX)
+            return sim_err_set(err, SIM_EINVAL, "HORIZON_JF_PERSIST=%s: allowed 0, 1, or a "
+                               "number of blocks of at least 2", env);
+    }
+    int sms = 0, per_sm = 0;
+    GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    GPU_CHECK(err, cudaFuncSetAttribute(jp_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)jp_smem_bytes()));
+    GPU_CHECK(err, cudaFuncSetAttribute(jp_kernel<2>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jp_kernel<2>,
+                                                                 GPU_JF_THREADS, jp_smem_bytes()));
+    int slots = per_sm * sms;
+    if (forced != 1 && forced < slots)
+        slots = (int)forced;
+    if (dev < 64) {
+        jp_slots_on[dev].store(slots);
+        jp_forced_on[dev].store(forced >= 2);
+    }
+    return SIM_OK;
+}
+
+/* The persistent pass's grid for ntiles tiles on the current device: as few blocks as give
+ * each the same number of tiles as the slots would (no block waits for a last, lone tile),
+ * or 0 (use jf_kernel) where it is not set up, or, unless forced, where a block would get
+ * fewer than GPU_JP_TILES_MIN tiles (nothing to overlap). */
+static int jp_grid(int ntiles)
+{
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+        return 0;
+    const int slots = jp_slots_on[dev].load();
+    if (slots <= 0)
+        return 0;
+    const int per = (ntiles + slots - 1) / slots;
+    if (per < GPU_JP_TILES_MIN && !jp_forced_on[dev].load())
+        return 0;
+    return (ntiles + per - 1) / per;
+}
+
 int gpu_jacobi_init(sim_err *err)
 {
     /* Kernel attributes belong to the device's context, not to an instance: set them once per
@@ -528,6 +730,7 @@ int gpu_jacobi_init(sim_err *err)
     GPU_TRY(jf_init_k<6>(err));
     GPU_TRY(jf_init_k<7>(err));
     GPU_TRY(jf_init_k<8>(err));
+    GPU_TRY(jp_init(dev, err));
     done_on.fetch_or(bit);
     return SIM_OK;
 }
@@ -584,6 +787,15 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
 {
     const int TX = GPU_JF_RW - 2 * jf_hx(K, VEC), TY = jf_rh(K) - 2 * K;
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
+    if constexpr (VEC && K == 2) {
+        const int ntiles = (int)(grid.x * grid.y);
+        const int blocks = dep.occ && !dep.terms ? jp_grid(ntiles) : 0;
+        if (blocks > 0) {
+            gpu_launch(p->pdl, jp_kernel<K>, blocks, GPU_JF_THREADS, jp_smem_bytes(), s, *p, src,
+                       dst, res, decay, dep.occ, dep.deposit, (int)grid.x, ntiles);
+            return;
+        }
+    }
     /* The instances without the deposit or the terms do not read those arguments. */
     auto *kernel = dep.occ && dep.terms ? jf_kernel<K, BND, true, true, VEC>
                    : dep.occ            ? jf_kernel<K, BND, true, false, VEC>

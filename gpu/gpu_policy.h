@@ -90,6 +90,11 @@
 #endif
 #define GPU_JF_THREADS 256 /* 8 warps, each owns RH/8 rows */
 #define GPU_JF_KMAX 8   /* most sweeps per pass (the halo); the written tile is RW-2K x RH-2K */
+/* The persistent form of the two-sweep vector pass (gpu_jacobi.cu, jp_kernel): 48 KB of shared
+ * memory a block, so 4 a multiprocessor; used where each block gets at least GPU_JP_TILES_MIN
+ * tiles (the default scenario's 95 tiles stay with one block a tile). */
+#define GPU_JP_MINB 4
+#define GPU_JP_TILES_MIN 2
 
 /* ---- Statistics (gpu_stats.cu) ---- */
 #define GPU_ST_COLS 32    /* columns per block (one warp sums them in row order) */

@@ -80,6 +80,27 @@ HORIZON_PDL=2 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badp
 grep -q 'HORIZON_PDL=2' "$T/badpdl.txt" || fail "HORIZON_PDL=2: unclear message: $(cat "$T/badpdl.txt")"
 echo "ok: HORIZON_PDL"
 
+# The two-sweep vector pass with the deposit has a persistent form (gpu_jacobi.cu, jp_kernel:
+# each block takes several tiles, the next one's loads in flight while it sweeps one) for the
+# steps without statistics of worlds with at least two tiles for each block that fits at once.
+# HORIZON_JF_PERSIST=N (N >= 2, a measuring and testing aid) forces it with at most N blocks, so
+# that these small worlds' blocks take several tiles each, partial tiles at the right and bottom
+# edges among them; statistics every 7th step leave it the six steps between: the same rows and
+# frames. 0 turns it off; a value that is not a count is refused, naming the variable.
+HORIZON_JF_PERSIST=5 compare persist "$S/default.ini" --steps 84 --stats-every 7 \
+    --set world.width=260 --set world.height=160
+HORIZON_JF_PERSIST=2 compare persist2 "$S/large.ini" --steps 77 --stats-every 7 \
+    --set agents.count=6000 --set world.width=384 --set world.height=200
+HORIZON_JF_PERSIST=0 compare nopersist "$S/default.ini" --steps 84 --stats-every 7 \
+    --set world.width=260 --set world.height=160
+rc=0
+HORIZON_JF_PERSIST=x "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badjp" \
+    --quiet --set world.width=64 --set world.height=64 2>"$T/badjp.txt" || rc=$?
+[ "$rc" -ne 0 ] || fail "HORIZON_JF_PERSIST=x: the run succeeded"
+grep -q 'HORIZON_JF_PERSIST=x' "$T/badjp.txt" ||
+    fail "HORIZON_JF_PERSIST=x: unclear message: $(cat "$T/badjp.txt")"
+echo "ok: HORIZON_JF_PERSIST"
+
 # A tiny world's long run: its batches (statistics every 100th step) run whole in the one-block
 # kernel; the rows and the end equal the CPU's.
 for b in cpu cuda; do
