@@ -13,7 +13,6 @@
 #include <atomic>
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 #include <cuda_pipeline.h>
 
 #include "gpu_backend.h"
