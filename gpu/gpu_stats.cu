@@ -2,9 +2,12 @@
  *
  * The field total must equal the CPU's double sum column by column, rows in order: a serial
  * chain per column. A block owns 32 columns; seven warps stage 112-row chunks in shared memory
- * (double-buffered) while warp 0 adds the staged rows in order, one lane per column. The
+ * (double-buffered) while warp 0 adds the staged rows in order, one lane per column; grids of
+ * at most GPU_ST_ONE_WARP_ROWS rows take one warp a block instead, which stages its own rows by
+ * cp.async (st_colsum1_kernel). The
  * checksum and max terms, which need no order, come from a second pass over every cell at full
  * occupancy (st_cells_kernel). */
+#include <cuda_pipeline.h>
 #include <math.h>
 
 #include "gpu_check.h"
@@ -94,6 +97,58 @@ st_colsum_kernel(const float *__restrict__ f, int w, int h, double *colsum)
         __syncthreads();
     }
     if (warp == 0 && x < w)
+        colsum[x] = acc;
+}
+
+/* The column sums by one warp a block, for grids of at most GPU_ST_ONE_WARP_ROWS rows (the
+ * choice in gpu_stats_colsum): lane = column, 32 columns a block; the warp keeps
+ * GPU_ST_DEPTH - 1 batches of GPU_ST_BATCH rows in flight as asynchronous copies (cp.async) into
+ * a ring in shared memory while it adds the oldest batch in row order, in double: the same
+ * additions in the same order as st_colsum_kernel. Each lane copies and reads only its own
+ * column's words, so the copies need no barrier. Shared memory: GPU_ST_DEPTH x GPU_ST_BATCH x 32
+ * floats (16 KB). */
+__global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
+st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum)
+{
+    __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
+    const int lane = threadIdx.x;
+    const int x = (int)blockIdx.x * 32 + lane;
+    const int nb = (h + GPU_ST_BATCH - 1) / GPU_ST_BATCH;
+    const bool col = x < w;
+    /* batch b's copies into slot b % DEPTH, then one commit (a group, empty past the end) */
+    auto issue = [&](int b) {
+        if (col && b < nb) {
+            const int y0 = b * GPU_ST_BATCH, rows = min(GPU_ST_BATCH, h - y0);
+            float(*dst)[32] = ring[b % GPU_ST_DEPTH];
+            for (int q = 0; q < rows; q++)
+                __pipeline_memcpy_async(&dst[q][lane], &f[(size_t)(y0 + q) * w + x],
+                                        sizeof(float));
+        }
+        __pipeline_commit();
+    };
+#pragma unroll 1
+    for (int b = 0; b < GPU_ST_DEPTH - 1; b++)
+        issue(b);
+    double acc = 0.0;
+#pragma unroll 1
+    for (int b = 0; b < nb; b++) {
+        issue(b + GPU_ST_DEPTH - 1);             /* into the slot batch b - 1 left */
+        __pipeline_wait_prior(GPU_ST_DEPTH - 1); /* batch b is in */
+        if (!col)
+            continue;
+        const float(*src)[32] = ring[b % GPU_ST_DEPTH];
+        const int rows = min(GPU_ST_BATCH, h - b * GPU_ST_BATCH);
+        /* one addition after the other, in row order; the loads unrolled ahead of the chain */
+        if (rows == GPU_ST_BATCH) {
+#pragma unroll
+            for (int q = 0; q < GPU_ST_BATCH; q++)
+                acc += (double)src[q][lane];
+        } else {
+            for (int q = 0; q < rows; q++)
+                acc += (double)src[q][lane];
+        }
+    }
+    if (col)
         colsum[x] = acc;
 }
 
@@ -210,8 +265,12 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
 int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaStream_t s,
                      sim_err *err)
 {
-    unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
-    st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum);
+    if (h <= GPU_ST_ONE_WARP_ROWS) {
+        st_colsum1_kernel<<<(unsigned)((w + 31) / 32), 32, 0, s>>>(d_field, w, h, d_colsum);
+    } else {
+        unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
+        st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum);
+    }
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

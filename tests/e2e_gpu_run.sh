@@ -57,6 +57,10 @@ compare wall "$S/default.ini" --steps 25 --set world.boundary=wall --set agents.
 compare fixed "$S/default.ini" --steps 25 --set world.boundary=fixed --set world.fixed_left=3 \
     --set agents.radius=0 --set agents.density=1 --set world.width=64 --set world.height=48
 
+# Grids of more than GPU_ST_ONE_WARP_ROWS (1024) rows take the eight-warp column sums, the others
+# the one-warp kernel (gpu_stats.cu): a tall, narrow world (a partial block of columns) too.
+compare tall "$S/default.ini" --steps 12 --set world.width=40 --set world.height=1100
+
 # HORIZON_HZ_MAPPING=5 (a measuring aid) runs the tile-sum kernel under the SELL mapping: the
 # same stats and frames; a value outside 1..5 is refused with a message naming the variable.
 HORIZON_HZ_MAPPING=5 compare sell "$S/large.ini" --steps 20 --set agents.count=30000 \
