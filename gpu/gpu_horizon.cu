@@ -174,7 +174,7 @@ typedef gpu_hz_decide_out<true> decide_out;
  * serves its agents, one per thread (gpu_hz_block_serve). Shared memory: RS*PW uint32 (+ DW*DW
  * uint32 or int64 dense) dynamic, plus the half-width table and the agent deal (~1 KB); see
  * gpu_horizon_block.cuh. Requires blockDim.x == GPU_HZ_THREADS. */
-template <int MODE, bool SMALL, class OUT, bool MANY = false>
+template <int MODE, bool SMALL, class OUT, bool MANY = false, int RC = 0>
 __global__ void __launch_bounds__(GPU_HZ_THREADS, !SMALL ? GPU_HZ_MINB_LARGE
                                                   : MANY ? GPU_HZ_MINB_MANY : GPU_HZ_MINB_SMALL)
 hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *__restrict__ ids,
@@ -216,8 +216,8 @@ hz_tile_kernel(gpu_hz_geom g, const float *__restrict__ field, const uint32_t *_
             continue;
         const gpu_hz_tile t = gpu_hz_tile_at(g, tile);
         gpu_hz_block_load<MODE, SMALL>(I, D, g, field, s_hwp, t);
-        gpu_hz_block_serve<MODE, SMALL>(I, D, g, s_hwp, t, ids, cells, by_q, b0, b1, s_count,
-                                        s_deal, out);
+        gpu_hz_block_serve<MODE, SMALL, OUT, RC>(I, D, g, s_hwp, t, ids, cells, by_q, b0, b1,
+                                                 s_count, s_deal, out);
         __syncthreads(); /* I and D are rebuilt for the next tile */
     }
 }
@@ -350,21 +350,30 @@ static int plan_kernel(const void *fn, std::atomic<unsigned long long> &done_on,
     return SIM_OK;
 }
 
-template <int MODE, bool SMALL, class OUT, bool MANY>
+template <int MODE, bool SMALL, class OUT, bool MANY, int RC>
 static int plan_tile_instance(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
     static std::atomic<unsigned long long> done_on(0);
-    return plan_kernel((const void *)hz_tile_kernel<MODE, SMALL, OUT, MANY>, done_on, p, optin,
-                       blocks_per_sm, err);
+    return plan_kernel((const void *)hz_tile_kernel<MODE, SMALL, OUT, MANY, RC>, done_on, p,
+                       optin, blocks_per_sm, err);
 }
 
-/* The instance a plan launches: MANY only with small disks (the others are the same). */
+/* The instance a plan launches: MANY only with small disks (the others are the same), the
+ * compiled-in radius (p->rc) only in sparse mode with small disks. */
 template <int MODE, bool SMALL, class OUT>
 static int plan_tile_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
 {
+    if constexpr (MODE == GPU_HMODE_SPARSE && SMALL) {
+        if (p->rc == GPU_HZ_RC)
+            return p->many
+                       ? plan_tile_instance<MODE, SMALL, OUT, true, GPU_HZ_RC>(p, optin,
+                                                                             blocks_per_sm, err)
+                       : plan_tile_instance<MODE, SMALL, OUT, false, GPU_HZ_RC>(p, optin,
+                                                                              blocks_per_sm, err);
+    }
     if (SMALL && p->many)
-        return plan_tile_instance<MODE, SMALL, OUT, SMALL>(p, optin, blocks_per_sm, err);
-    return plan_tile_instance<MODE, SMALL, OUT, false>(p, optin, blocks_per_sm, err);
+        return plan_tile_instance<MODE, SMALL, OUT, SMALL, 0>(p, optin, blocks_per_sm, err);
+    return plan_tile_instance<MODE, SMALL, OUT, false, 0>(p, optin, blocks_per_sm, err);
 }
 
 template <bool SMALL, class OUT>
@@ -428,6 +437,12 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     }
     p->mapping = mapping;
     p->many = g->small && g->ntiles >= GPU_HZ_MANY_TILES;
+    p->rc = mode == GPU_HMODE_SPARSE && mapping != GPU_MAP_SELL && g->small && g->r == GPU_HZ_RC
+                ? GPU_HZ_RC
+                : 0;
+    const char *rc_env = getenv("HORIZON_HZ_RC"); /* a measuring aid: 0 turns it off */
+    if (rc_env && rc_env[0] == '0' && !rc_env[1])
+        p->rc = 0;
     p->smem = mapping == GPU_MAP_SELL ? GPU_HZ_SELL_C * p->tile_smem : p->tile_smem;
     int a = 0, b = 0;
     if (mode == GPU_HMODE_DENSE)
@@ -459,9 +474,15 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
 {
     if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
-    /* MANY only with small disks (the other instances are the same kernel). */
+    /* MANY only with small disks (the other instances are the same kernel); the compiled-in
+     * radius as planned (plan_tile_kernel). */
     auto *kernel = SMALL && p->many ? hz_tile_kernel<MODE, SMALL, OUT, SMALL>
                                     : hz_tile_kernel<MODE, SMALL, OUT, false>;
+    if constexpr (MODE == GPU_HMODE_SPARSE && SMALL) {
+        if (p->rc == GPU_HZ_RC)
+            kernel = p->many ? hz_tile_kernel<MODE, SMALL, OUT, true, GPU_HZ_RC>
+                             : hz_tile_kernel<MODE, SMALL, OUT, false, GPU_HZ_RC>;
+    }
     GPU_CHECK(err, gpu_launch(out.pdl(), kernel, p->blocks, GPU_HZ_THREADS, p->smem, s, p->g,
                               d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping,
                               d_queue, out));

@@ -36,6 +36,8 @@ typedef struct gpu_hz_plan {
     int blocks, per_sm; /* grid size; resident blocks per multiprocessor */
     int many;           /* small disks on GPU_HZ_MANY_TILES tiles or more: the kernel instance
                            for GPU_HZ_MINB_MANY blocks */
+    int rc;             /* GPU_HZ_RC: the instance whose sparse sums have that radius compiled
+                           in (sparse mode, small disks, r == GPU_HZ_RC); 0: the general one */
     size_t smem;        /* of the tile-sum kernel's launch: GPU_HZ_SELL_C regions for SELL */
     size_t tile_smem;   /* of one tile: its region, and in dense mode its table */
 } gpu_hz_plan;

@@ -317,6 +317,73 @@ __device__ __forceinline__ void sparse_sums(const uint32_t *I, const gpu_hz_geom
         out[i] = A::value(s[i]);
 }
 
+/* sim_disk_halfwidth (sim_rules.h), the same steps, for a radius known at compile time. */
+__host__ __device__ constexpr int hz_halfwidth_c(int r, int dy)
+{
+    int rem = r * r - dy * dy;
+    if (rem < 0)
+        return -1;
+    int h = 0;
+    while ((h + 1) * (h + 1) <= rem)
+        h++;
+    return h;
+}
+
+/* Row K (1 .. 2RC + 3) of sparse_sums for a radius RC known at compile time, then the rows after
+ * it: the same spans added to the same sums as sparse_sums' iteration K, but the half-widths
+ * (ha, hb, hc: hwp[K + 1], hwp[K], hwp[K - 1]) and whether a row's spans are new are constants,
+ * so the row is straight-line code: no table read, no branch, and the spans' offsets are
+ * immediates of the loads. */
+template <bool SMALL, int RC, int K>
+__device__ __forceinline__ void sparse_rows_c(const uint32_t *row, int PW,
+                                              typename hz_acc<SMALL>::type (&s)[9])
+{
+    if constexpr (K <= 2 * RC + 3) {
+        typedef hz_acc<SMALL> A;
+        constexpr int ha = hz_halfwidth_c(RC, K - RC - 1), hb = hz_halfwidth_c(RC, K - RC - 2),
+                      hc = hz_halfwidth_c(RC, K - RC - 3);
+        constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
+        uint32_t v0 = 0, v1 = 0, v2 = 0;
+        if constexpr (ha >= 0) {
+            spans3(row, ha, v0, v1, v2);
+            A::add(s[0], v0);
+            A::add(s[1], v1);
+            A::add(s[2], v2);
+        }
+        if constexpr (hb >= 0) {
+            if constexpr (hb != hp1)
+                spans3(row, hb, v0, v1, v2);
+            A::add(s[3], v0);
+            A::add(s[4], v1);
+            A::add(s[5], v2);
+        }
+        if constexpr (hc >= 0) {
+            if constexpr (hc != hp2)
+                spans3(row, hc, v0, v1, v2);
+            A::add(s[6], v0);
+            A::add(s[7], v1);
+            A::add(s[8], v2);
+        }
+        sparse_rows_c<SMALL, RC, K + 1>(row + PW, PW, s);
+    }
+}
+
+/* sparse_sums for a radius RC known at compile time (g.r == RC): the same sums. */
+template <bool SMALL, int RC>
+__device__ __forceinline__ void sparse_sums_c(const uint32_t *I, const gpu_hz_geom &g, int lx,
+                                              int ly, int64_t out[9])
+{
+    typedef hz_acc<SMALL> A;
+    typename A::type s[9];
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        s[i] = 0;
+    sparse_rows_c<SMALL, RC, 1>(I + (ly - RC - 1) * g.PW + lx, g.PW, s);
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        out[i] = A::value(s[i]);
+}
+
 /* ---- Block routines: one tile ---- */
 
 /* A tile's origin in the grid (tx0, ty0) and its region's upper-left cell (ox, oy). */
@@ -362,7 +429,7 @@ __device__ __forceinline__ void gpu_hz_block_load(uint32_t *I, typename hz_acc<S
 /* The candidate sums s[c] (candidate order of sim_rules.h) of the agent at grid cell (x, y) of
  * tile t, from D (dense) or the prefix rows (sparse); candidates off a bounded grid get
  * SIM_SUM_INVALID. One thread, no barrier. */
-template <int MODE, bool SMALL>
+template <int MODE, bool SMALL, int RC = 0>
 __device__ __forceinline__ void gpu_hz_block_agent_sums(const uint32_t *I,
                                                         const typename hz_acc<SMALL>::type *D,
                                                         const gpu_hz_geom &g, const int *hwp,
@@ -377,7 +444,10 @@ __device__ __forceinline__ void gpu_hz_block_agent_sums(const uint32_t *I,
             s[c] = hz_acc<SMALL>::value(dc[sim_cand_dy(c) * g.DW + sim_cand_dx(c)]);
     } else {
         int64_t sl[9];
-        sparse_sums<SMALL>(I, g, hwp, x - t.ox, y - t.oy, sl);
+        if constexpr (RC > 0)
+            sparse_sums_c<SMALL, RC>(I, g, x - t.ox, y - t.oy, sl);
+        else
+            sparse_sums<SMALL>(I, g, hwp, x - t.ox, y - t.oy, sl);
 #pragma unroll
         for (int c = 0; c < SIM_NCAND; c++)
             s[c] = sl[sim_cand_slot(c)];
@@ -412,7 +482,7 @@ typedef struct gpu_hz_item {
  * (atomic) order; every result is a function of the agent alone. Ends after a barrier (deal may
  * be refilled); the caller syncs before I and D are rebuilt. Requires blockDim.x ==
  * GPU_HZ_THREADS. */
-template <int MODE, bool SMALL, class ITEMS, class OUT>
+template <int MODE, bool SMALL, class ITEMS, class OUT, int RC = 0>
 __device__ __forceinline__ void
 gpu_hz_block_serve_items(const uint32_t *I, const typename hz_acc<SMALL>::type *D,
                          const gpu_hz_geom &g, const int *hwp, const ITEMS &items, uint32_t n,
@@ -455,7 +525,7 @@ gpu_hz_block_serve_items(const uint32_t *I, const typename hz_acc<SMALL>::type *
             cell = by_q ? cells[it.q] : cells[id]; /* cells: L1 hits by now */
             int x = (int)(cell % (uint32_t)g.w), y = (int)(cell / (uint32_t)g.w);
             int64_t s[SIM_NCAND];
-            gpu_hz_block_agent_sums<MODE, SMALL>(I + it.at, D, g, hwp, it.t, x, y, s);
+            gpu_hz_block_agent_sums<MODE, SMALL, RC>(I + it.at, D, g, hwp, it.t, x, y, s);
             out(it.q, id, x, y, s);
         }
         __syncthreads(); /* deal is refilled for the next chunk */
@@ -478,7 +548,7 @@ struct gpu_hz_tile_items {
 
 /* Serves the agents b0 .. b1 - 1 (tile order q) of tile t, whose I (and D) are loaded:
  * gpu_hz_block_serve_items over them (thread mapping, banks and barriers there). */
-template <int MODE, bool SMALL, class OUT>
+template <int MODE, bool SMALL, class OUT, int RC = 0>
 __device__ __forceinline__ void
 gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, const gpu_hz_geom &g,
                    const int *hwp, const gpu_hz_tile &t, const uint32_t *ids,
@@ -488,8 +558,8 @@ gpu_hz_block_serve(const uint32_t *I, const typename hz_acc<SMALL>::type *D, con
     gpu_hz_tile_items items;
     items.t = t;
     items.b0 = b0;
-    gpu_hz_block_serve_items<MODE, SMALL>(I, D, g, hwp, items, b1 - b0, ids, cells, by_q, count,
-                                          deal, out);
+    gpu_hz_block_serve_items<MODE, SMALL, gpu_hz_tile_items, OUT, RC>(
+        I, D, g, hwp, items, b1 - b0, ids, cells, by_q, count, deal, out);
 }
 
 /* ---- The decide consumer: what happens to an agent's 9 sums in a step ---- */

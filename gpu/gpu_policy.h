@@ -41,6 +41,12 @@
 #ifndef GPU_HZ_MANY_TILES
 #define GPU_HZ_MANY_TILES 1024
 #endif
+/* The radius compiled into an instance of the tile-sum kernel (the default and the large
+ * scenario's): its sparse sums are straight-line code, the half-widths constants
+ * (gpu_horizon_block.cuh, sparse_sums_c). */
+#ifndef GPU_HZ_RC
+#define GPU_HZ_RC 8
+#endif
 /* The same for larger disks (64-bit sums): 3 blocks of ~71 KB fit at r = 32 (T = 64). */
 #define GPU_HZ_MINB_LARGE 3
 #define GPU_HZ_SMEM_MAX (227 * 1024) /* shared memory per block on H100/H200 (opt-in) */
