@@ -317,18 +317,6 @@ __device__ __forceinline__ void sparse_sums(const uint32_t *I, const gpu_hz_geom
         out[i] = A::value(s[i]);
 }
 
-/* sim_disk_halfwidth (sim_rules.h), the same steps, for a radius known at compile time. */
-__host__ __device__ constexpr int hz_halfwidth_c(int r, int dy)
-{
-    int rem = r * r - dy * dy;
-    if (rem < 0)
-        return -1;
-    int h = 0;
-    while ((h + 1) * (h + 1) <= rem)
-        h++;
-    return h;
-}
-
 /* Row K (1 .. 2RC + 3) of sparse_sums for a radius RC known at compile time, then the rows after
  * it: the same spans added to the same sums as sparse_sums' iteration K, but the half-widths
  * (ha, hb, hc: hwp[K + 1], hwp[K], hwp[K - 1]) and whether a row's spans are new are constants,
@@ -340,8 +328,9 @@ __device__ __forceinline__ void sparse_rows_c(const uint32_t *row, int PW,
 {
     if constexpr (K <= 2 * RC + 3) {
         typedef hz_acc<SMALL> A;
-        constexpr int ha = hz_halfwidth_c(RC, K - RC - 1), hb = hz_halfwidth_c(RC, K - RC - 2),
-                      hc = hz_halfwidth_c(RC, K - RC - 3);
+        constexpr int ha = gpu_hz_halfwidth_c(RC, K - RC - 1),
+                      hb = gpu_hz_halfwidth_c(RC, K - RC - 2),
+                      hc = gpu_hz_halfwidth_c(RC, K - RC - 3);
         constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
         uint32_t v0 = 0, v1 = 0, v2 = 0;
         if constexpr (ha >= 0) {

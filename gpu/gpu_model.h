@@ -177,6 +177,7 @@ typedef struct gpu_md_plan {
     int T, log2T, R, L, RS, PW, ntx, nty, wide, chunk;
     int small; /* every species' whole disk sum is under 2^31: 32-bit candidate sums */
     int minb, per_sm; /* launch bounds' blocks (1 or GPU_MD_MINB_HIGH); resident blocks per SM */
+    int rc; /* the radius the sense kernel's sums have compiled in (GPU_HZ_RC), or -1: none */
     size_t smem;
 } gpu_md_plan;
 

@@ -32,9 +32,11 @@
  * 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at T = 64, r = 4 and
  * ~44 KB at r = 8 (5 blocks per multiprocessor). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_check.h"
+#include "gpu_horizon.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
 
@@ -427,6 +429,57 @@ __device__ __forceinline__ void md_sparse_sums(const PT *P, int PW, const int *h
         out[i] = md_acc_value(s[i]);
 }
 
+/* Row K of md_sparse_sums for a radius RC known at compile time, then the rows after it: the
+ * same spans added to the same sums, the half-widths and which spans a row reuses constants
+ * (the fast path's sparse_rows_c, gpu_horizon_block.cuh). */
+template <typename PT, typename AT, int RC, int K>
+__device__ __forceinline__ void md_rows_c(const PT *row, int PW, AT (&s)[9])
+{
+    if constexpr (K <= 2 * RC + 3) {
+        constexpr int ha = gpu_hz_halfwidth_c(RC, K - RC - 1),
+                      hb = gpu_hz_halfwidth_c(RC, K - RC - 2),
+                      hc = gpu_hz_halfwidth_c(RC, K - RC - 3);
+        constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
+        int64_t v0 = 0, v1 = 0, v2 = 0;
+        if constexpr (ha >= 0) {
+            md_spans3(row, ha, v0, v1, v2);
+            md_acc(s[0], v0);
+            md_acc(s[1], v1);
+            md_acc(s[2], v2);
+        }
+        if constexpr (hb >= 0) {
+            if constexpr (hb != hp1)
+                md_spans3(row, hb, v0, v1, v2);
+            md_acc(s[3], v0);
+            md_acc(s[4], v1);
+            md_acc(s[5], v2);
+        }
+        if constexpr (hc >= 0) {
+            if constexpr (hc != hp2)
+                md_spans3(row, hc, v0, v1, v2);
+            md_acc(s[6], v0);
+            md_acc(s[7], v1);
+            md_acc(s[8], v2);
+        }
+        md_rows_c<PT, AT, RC, K + 1>(row + PW, PW, s);
+    }
+}
+
+/* md_sparse_sums for a species whose radius is RC, known at compile time. */
+template <typename PT, typename AT, int RC>
+__device__ __forceinline__ void md_sparse_sums_c(const PT *P, int PW, int ax, int ay,
+                                                 int64_t out[9])
+{
+    AT s[9];
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        s[i] = 0;
+    md_rows_c<PT, AT, RC, 1>(P + (ay - RC - 1) * PW + ax, PW, s);
+#pragma unroll
+    for (int i = 0; i < 9; i++)
+        out[i] = md_acc_value(s[i]);
+}
+
 /* The tile's cells of species s in a group-of-4 walk: thread t takes groups t, t + nt, ...;
  * the bytes of a group that hold code s (and lie in the grid) as a mask of 0xFF bytes. */
 __device__ __forceinline__ uint32_t md_group_match(const uint32_t *cs32, const md_sense_args &a,
@@ -534,7 +587,10 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
                 const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
                 const uint32_t id = __ldg(ids + ag);
                 int64_t sl[9], s9[SIM_NCAND];
-                md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
+                if (r == pl.rc) /* the radius compiled in: straight-line sums */
+                    md_sparse_sums_c<PT, AT, GPU_HZ_RC>(P, PW, ax + L, ay + R, sl);
+                else
+                    md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
 #pragma unroll
                 for (int c = 0; c < SIM_NCAND; c++) {
                     const unsigned cc =
@@ -775,6 +831,10 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     pl->nty = (g->p.h + pl->T - 1) / pl->T;
     pl->smem = sense_smem(pl->T, pl->R, pe, pl->chunk);
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
+    /* The species of radius GPU_HZ_RC sum by the compiled-in instance; HORIZON_HZ_RC=0 (a
+     * measuring aid) turns it off, as for the fast path's tile sums. */
+    const char *rc_env = getenv("HORIZON_HZ_RC");
+    pl->rc = rc_env && rc_env[0] == '0' && !rc_env[1] ? -1 : GPU_HZ_RC;
     GPU_TRY(sense_setup(sense_kernel_of(pl), pl->smem, &pl->per_sm, err));
     return SIM_OK;
 }
