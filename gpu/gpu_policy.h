@@ -43,7 +43,9 @@
 #endif
 /* The radius compiled into an instance of the tile-sum kernel (the default and the large
  * scenario's): its sparse sums are straight-line code, the half-widths constants
- * (gpu_horizon_block.cuh, sparse_sums_c). */
+ * (gpu_horizon_block.cuh, sparse_sums_c). H200, `horizon run` by turns against the general
+ * loop (HORIZON_HZ_RC=0): the large scenario 5,358-5,362 steps/s against 4,761-4,775, the
+ * default 59,940-60,242 against 52,484-52,742 (gpu/BENCH.md, round 11). */
 #ifndef GPU_HZ_RC
 #define GPU_HZ_RC 8
 #endif
