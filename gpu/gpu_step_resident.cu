@@ -330,6 +330,7 @@ typedef struct tiny_args {
     uint32_t *ids, *bcells, *begin; /* the bins set in use: read at the start, rebuilt at the end */
     uint32_t want[SIM_STEP_BATCH_MAX / 32]; /* bit k: step k's statistics */
     double *colsum; /* the column-sum ring: slot j for the j-th step with statistics */
+    int rc;         /* g.r == rc: the sums with the radius compiled in (GPU_HZ_RC), or -1 */
 } tiny_args;
 
 /* Byte offsets of its shared memory, each 16-byte aligned. */
@@ -577,7 +578,11 @@ __global__ void __launch_bounds__(GPU_TINY_THREADS, 1) tiny_kernel(tiny_args a, 
             const uint32_t q = deal[j], c = cell[q];
             const int x = (int)(c % (uint32_t)g.w), y = (int)(c / (uint32_t)g.w);
             int64_t s[SIM_NCAND];
-            gpu_hz_block_agent_sums<GPU_HMODE_SPARSE, SMALL>(I, NULL, g, s_hwp, t, x, y, s);
+            if (SMALL && g.r == a.rc) /* the radius compiled in, as in the tile kernel */
+                gpu_hz_block_agent_sums<GPU_HMODE_SPARSE, SMALL, GPU_HZ_RC>(I, NULL, g, s_hwp, t,
+                                                                          x, y, s);
+            else
+                gpu_hz_block_agent_sums<GPU_HMODE_SPARSE, SMALL>(I, NULL, g, s_hwp, t, x, y, s);
             target[q] = gpu_hz_decide_claim<false>(a.c.seed, step, a.c.threshold, occ, claim, id[q],
                                                    x, y, g.w, g.h, g.periodic, s, &key[q]);
         }
@@ -749,6 +754,7 @@ static int tiny_run(gpu_state *st, int64_t step, int n, const uint8_t *want, sim
     a.bcells = b->cells[b->cur];
     a.begin = b->begin[b->cur];
     a.colsum = st->d_colsum_ring;
+    a.rc = st->plan.rc == GPU_HZ_RC ? GPU_HZ_RC : -1; /* off with HORIZON_HZ_RC=0 there too */
     int nstats = 0;
     for (int k = 0; want && k < n; k++)
         if (want[k]) {
