@@ -27,19 +27,6 @@ typedef struct gpu_hz_geom {
     int ntx, nty, ntiles;
 } gpu_hz_geom;
 
-/* sim_disk_halfwidth (sim_rules.h), the same steps, for a radius known at compile time (the
- * sparse sums' instances with the radius compiled in, GPU_HZ_RC). */
-__host__ __device__ constexpr int gpu_hz_halfwidth_c(int r, int dy)
-{
-    int rem = r * r - dy * dy;
-    if (rem < 0)
-        return -1;
-    int h = 0;
-    while ((h + 1) * (h + 1) <= rem)
-        h++;
-    return h;
-}
-
 /* A launch plan: geometry, mode (GPU_HMODE_DENSE/SPARSE), mapping (GPU_MAP_*, the one that runs:
  * GPU_MAP_SELL only where it can, see gpu_hz_plan_make), persistent grid size and dynamic shared
  * memory in bytes. */

@@ -328,9 +328,9 @@ __device__ __forceinline__ void sparse_rows_c(const uint32_t *row, int PW,
 {
     if constexpr (K <= 2 * RC + 3) {
         typedef hz_acc<SMALL> A;
-        constexpr int ha = gpu_hz_halfwidth_c(RC, K - RC - 1),
-                      hb = gpu_hz_halfwidth_c(RC, K - RC - 2),
-                      hc = gpu_hz_halfwidth_c(RC, K - RC - 3);
+        constexpr int ha = sim_disk_halfwidth(RC, K - RC - 1),
+                      hb = sim_disk_halfwidth(RC, K - RC - 2),
+                      hc = sim_disk_halfwidth(RC, K - RC - 3);
         constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
         uint32_t v0 = 0, v1 = 0, v2 = 0;
         if constexpr (ha >= 0) {

@@ -36,7 +36,6 @@
 #include <string.h>
 
 #include "gpu_check.h"
-#include "gpu_horizon.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
 
@@ -436,9 +435,9 @@ template <typename PT, typename AT, int RC, int K>
 __device__ __forceinline__ void md_rows_c(const PT *row, int PW, AT (&s)[9])
 {
     if constexpr (K <= 2 * RC + 3) {
-        constexpr int ha = gpu_hz_halfwidth_c(RC, K - RC - 1),
-                      hb = gpu_hz_halfwidth_c(RC, K - RC - 2),
-                      hc = gpu_hz_halfwidth_c(RC, K - RC - 3);
+        constexpr int ha = sim_disk_halfwidth(RC, K - RC - 1),
+                      hb = sim_disk_halfwidth(RC, K - RC - 2),
+                      hc = sim_disk_halfwidth(RC, K - RC - 3);
         constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
         int64_t v0 = 0, v1 = 0, v2 = 0;
         if constexpr (ha >= 0) {

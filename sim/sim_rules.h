@@ -11,6 +11,12 @@
 #else
 #define SIM_HD static inline
 #endif
+/* The same, and in CUDA C++ usable in constant expressions (gpu/'s compiled-in radius). */
+#if defined(__CUDACC__)
+#define SIM_HD_CONST __host__ __device__ constexpr
+#else
+#define SIM_HD_CONST static inline
+#endif
 
 /* Float products and sums with explicit round-to-nearest and no contraction into FMA. On the
  * host -ffp-contract=off gives the same guarantee for plain operators. */
@@ -141,7 +147,7 @@ SIM_HD int sim_cand_dy(int c)
 
 /* Half-width of row dy of the disk dx^2 + dy^2 <= r^2: the largest h with h^2 <= r^2 - dy^2,
  * in integers so that CPU and GPU agree without floating point. */
-SIM_HD int sim_disk_halfwidth(int r, int dy)
+SIM_HD_CONST int sim_disk_halfwidth(int r, int dy)
 {
     int rem = r * r - dy * dy;
     if (rem < 0)
