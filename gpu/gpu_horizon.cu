@@ -413,6 +413,12 @@ static int sell_fits(const gpu_hz_plan *p, int optin, int *fits, sim_err *err)
     return SIM_OK;
 }
 
+int gpu_hz_rc_enabled(void)
+{
+    const char *env = getenv("HORIZON_HZ_RC"); /* a measuring aid: 0 turns it off */
+    return !(env && env[0] == '0' && !env[1]);
+}
+
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)
 {
     int dev = 0, sms = 0, optin = 0;
@@ -437,12 +443,10 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     }
     p->mapping = mapping;
     p->many = g->small && g->ntiles >= GPU_HZ_MANY_TILES;
-    p->rc = mode == GPU_HMODE_SPARSE && mapping != GPU_MAP_SELL && g->small && g->r == GPU_HZ_RC
+    p->rc = gpu_hz_rc_enabled() && mode == GPU_HMODE_SPARSE && mapping != GPU_MAP_SELL &&
+                    g->small && g->r == GPU_HZ_RC
                 ? GPU_HZ_RC
                 : 0;
-    const char *rc_env = getenv("HORIZON_HZ_RC"); /* a measuring aid: 0 turns it off */
-    if (rc_env && rc_env[0] == '0' && !rc_env[1])
-        p->rc = 0;
     p->smem = mapping == GPU_MAP_SELL ? GPU_HZ_SELL_C * p->tile_smem : p->tile_smem;
     int a = 0, b = 0;
     if (mode == GPU_HMODE_DENSE)

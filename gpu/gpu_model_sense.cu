@@ -32,10 +32,10 @@
  * 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at T = 64, r = 4 and
  * ~44 KB at r = 8 (5 blocks per multiprocessor). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_check.h"
+#include "gpu_horizon.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
 
@@ -830,10 +830,9 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     pl->nty = (g->p.h + pl->T - 1) / pl->T;
     pl->smem = sense_smem(pl->T, pl->R, pe, pl->chunk);
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
-    /* The species of radius GPU_HZ_RC sum by the compiled-in instance; HORIZON_HZ_RC=0 (a
-     * measuring aid) turns it off, as for the fast path's tile sums. */
-    const char *rc_env = getenv("HORIZON_HZ_RC");
-    pl->rc = rc_env && rc_env[0] == '0' && !rc_env[1] ? -1 : GPU_HZ_RC;
+    /* The species of radius GPU_HZ_RC sum by the compiled-in instance, as the fast path's
+     * tile sums do (-1: none, so that no radius matches). */
+    pl->rc = gpu_hz_rc_enabled() ? GPU_HZ_RC : -1;
     GPU_TRY(sense_setup(sense_kernel_of(pl), pl->smem, &pl->per_sm, err));
     return SIM_OK;
 }
