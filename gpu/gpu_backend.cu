@@ -61,6 +61,7 @@ static int replan(gpu_state *st, sim_err *err)
         GPU_TRY(gpu_hz_auto_mapping(&mapping, err));
     GPU_TRY(gpu_hz_plan_make(&st->geom, mode, mapping, &st->plan, err));
     GPU_TRY(gpu_step_pdl_choose(st, err));
+    GPU_TRY(gpu_step_defer_choose(st, err));
     return gpu_step_resident_plan(st, err);
 }
 

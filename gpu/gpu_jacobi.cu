@@ -366,7 +366,8 @@ template <int K, bool TERMS, bool VEC>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
                                          const unsigned *res, int decay, float &m,
-                                         unsigned long long &cs, unsigned &mk)
+                                         unsigned long long &cs, unsigned &mk,
+                                         float *__restrict__ sd = nullptr)
 {
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -401,6 +402,8 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
                 v.w = SIM_FMUL(v.w, p.keep);
             }
             *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
+            if (sd)
+                *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
             if (TERMS) {
                 const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -418,6 +421,8 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
                 if (decay)
                     v = SIM_FMUL(v, p.keep);
                 dst[(size_t)gy * p.w + gx] = v;
+                if (sd)
+                    sd[(size_t)gy * p.w + gx] = v;
                 if (TERMS)
                     gpu_cell_terms(cs, mk, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
             }
@@ -446,7 +451,7 @@ template <int K, int BND, bool DEP, bool TERMS, bool VEC>
 __global__ void __launch_bounds__(GPU_JF_THREADS, jf_minb(K, VEC))
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
-          gpu_ctl *terms)
+          gpu_ctl *terms, gpu_snap sn)
 {
     gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
     gpu_pdl_release();
@@ -523,7 +528,12 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     const float *prev = (K & 1) ? buf0 : buf1;
     unsigned long long cs = 0;
     unsigned mk = 0;
-    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, cs, mk);
+    float *sd = nullptr; /* the snapshot slot (gpu_snap) */
+    if (DEP && sn.base) {
+        const size_t slot = ((size_t)p.w * (size_t)p.h + 3) & ~(size_t)3;
+        sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * slot;
+    }
+    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, cs, mk, sd);
     if (res)
         gpu_res_commit(m, res);
     if (TERMS)
@@ -778,6 +788,7 @@ struct jf_dep {
     const uint32_t *occ;
     float deposit;
     gpu_ctl *terms;
+    gpu_snap snap; /* base NULL: none */
 };
 
 template <int K, int BND, bool VEC>
@@ -788,7 +799,7 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     if constexpr (VEC && K == 2) {
         const int ntiles = (int)(grid.x * grid.y);
-        const int blocks = dep.occ && !dep.terms ? jp_grid(ntiles) : 0;
+        const int blocks = dep.occ && !dep.terms && !dep.snap.base ? jp_grid(ntiles) : 0;
         if (blocks > 0) {
             gpu_launch(p->pdl, jp_kernel<K>, blocks, GPU_JF_THREADS, jp_smem_bytes(), s, *p, src,
                        dst, res, decay, dep.occ, dep.deposit, (int)grid.x, ntiles);
@@ -800,7 +811,7 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
                    : dep.occ            ? jf_kernel<K, BND, true, false, VEC>
                                         : jf_kernel<K, BND, false, false, VEC>;
     gpu_launch(p->pdl, kernel, grid, GPU_JF_THREADS, jf_smem_bytes(K), s, *p, src, dst, res,
-               decay, cheap, dep.occ, dep.deposit, dep.terms);
+               decay, cheap, dep.occ, dep.deposit, dep.terms, dep.snap);
 }
 
 /* The vector instance (jf_kernel's VEC) where it applies: a periodic grid at least a region
@@ -880,17 +891,18 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
                        cudaStream_t s, sim_err *err)
 {
     return gpu_jacobi_run_terms(p, d_cur, d_other, sweeps, fuse_max, decay, d_occ, deposit,
-                                d_residual, NULL, s, err);
+                                d_residual, NULL, NULL, s, err);
 }
 
 int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
                          int fuse_max, int decay, const uint32_t *d_occ, float deposit,
-                         unsigned *d_residual, gpu_ctl *d_terms, cudaStream_t s, sim_err *err)
+                         unsigned *d_residual, gpu_ctl *d_terms, const gpu_snap *snap,
+                         cudaStream_t s, sim_err *err)
 {
     if (d_occ && gpu_jacobi_first_pass(sweeps, fuse_max) < 2)
         return sim_err_set(err, SIM_EINVAL, "jacobi: a deposit can only be folded into a fused "
                            "first pass (%d sweeps, fuse_max %d)", sweeps, fuse_max);
-    if (d_terms && (!d_occ || gpu_jacobi_passes(sweeps, fuse_max) != 1))
+    if ((d_terms || snap) && (!d_occ || gpu_jacobi_passes(sweeps, fuse_max) != 1))
         return sim_err_set(err, SIM_EINVAL, "jacobi: the statistics' terms can only be folded "
                            "into the one pass of a deposit (%d sweeps, fuse_max %d)", sweeps,
                            fuse_max);
@@ -912,7 +924,9 @@ int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int s
     for (int i = 0; i < passes; i++) {
         int k = (left + (passes - i) - 1) / (passes - i);
         int last = i == passes - 1;
-        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms};
+        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms, {NULL, NULL, 1}};
+        if (snap)
+            dep.snap = *snap;
         pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, dep, s);
         GPU_CHECK_LAUNCH(err, s);
         float *t = *d_cur;

@@ -52,14 +52,24 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
                        int decay, const uint32_t *d_occ, float deposit, unsigned *d_residual,
                        cudaStream_t s, sim_err *err);
 
+/* Where the one pass of a deposit (gpu_jacobi_run_terms) also writes the field it writes
+ * (deferred statistics, gpu_stats.h's gpu_defer): slot pos[1] % cap of base, each slot the
+ * cells rounded up to 4. */
+typedef struct gpu_snap {
+    float *base;
+    const unsigned *pos;
+    unsigned cap;
+} gpu_snap;
+
 /* gpu_jacobi_run_dep whose one pass (the deposit's, gpu_jacobi_passes == 1) also adds the
  * statistics' terms of the field it writes into d_terms: every cell's checksum term
  * (sim_checksum_cell of cell i, the cells 0 .. w*h-1) into checksum, its max into max_key
- * (gpu_stats.h), so that the statistics need no pass of their own for them. d_terms NULL:
- * gpu_jacobi_run_dep. */
+ * (gpu_stats.h), so that the statistics need no pass of their own for them; with snap, that
+ * pass also copies the field into the snapshot slot. d_terms and snap NULL: gpu_jacobi_run_dep. */
 int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
                          int fuse_max, int decay, const uint32_t *d_occ, float deposit,
-                         unsigned *d_residual, gpu_ctl *d_terms, cudaStream_t s, sim_err *err);
+                         unsigned *d_residual, gpu_ctl *d_terms, const gpu_snap *snap,
+                         cudaStream_t s, sim_err *err);
 
 /* Sets the kernels' shared-memory limits once per process/device. */
 int gpu_jacobi_init(sim_err *err);

@@ -120,6 +120,14 @@
 #define GPU_ST_DEPTH 8
 #define GPU_ST_ONE_WARP_REGS 40
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
+/* Deferred statistics (gpu_stats_defer): worlds of at most GPU_ST_DEFER_CELLS_MAX cells defer a
+ * batched step's statistics (but its residual) to a pass over up to GPU_ST_DEFER_SLOTS steps
+ * at once, whose snapshots take at most GPU_ST_DEFER_BYTES; the hashing of one step takes at
+ * most GPU_ST_DEFER_BLOCKS blocks. */
+#define GPU_ST_DEFER_CELLS_MAX (1 << 19)
+#define GPU_ST_DEFER_SLOTS 64
+#define GPU_ST_DEFER_BYTES ((size_t)64 << 20)
+#define GPU_ST_DEFER_BLOCKS 64
 
 /* ---- Programmatic dependent launch (gpu_pdl.cuh) ---- */
 /* Worlds of at most this many cells launch the step's kernels with programmatic dependence:

@@ -89,6 +89,11 @@ typedef struct gpu_state {
     cudaEvent_t ev_at, ev_snap, ev_read[2];
     unsigned reads; /* begins so far: the next ticket is reads % 2 */
     unsigned *d_ring_pos;                      /* [0] control slot, [1] column-sum slot */
+    /* Deferred statistics (gpu_stats.h's gpu_defer; gpu_step_batch.cu): wanted on small worlds
+     * (gpu_step_defer_choose), taken with the first batch with statistics; defer.cap 0: not
+     * in use (not wanted, or not had). */
+    int defer_want;
+    gpu_defer defer;
     double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
     int ring_cap;
 
@@ -148,9 +153,11 @@ void gpu_step_ran(gpu_state *st, int64_t step, int n);
 void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, const double *colsum, int want_stats,
                     sim_stats *out);
 
-/* Allocates the control-block rings (create); frees every ring (destroy). */
+/* Allocates the control-block rings (create); frees every ring (destroy); frees the deferred
+ * statistics' snapshots (defer.cap becomes 0). */
 int gpu_step_rings_alloc(gpu_state *st, sim_err *err);
 void gpu_step_rings_free(gpu_state *st);
+void gpu_step_defer_free(gpu_state *st);
 
 /* Phases of the step, enqueued on st->stream (gpu_step_enqueue runs them in order; the bench
  * also times them one by one):
@@ -169,6 +176,11 @@ int gpu_step_folds(const gpu_state *st);
  * step's column sums may run beside the next step, since a step reads the field its
  * predecessor left and writes only the other buffer, which the step after it writes again. */
 int gpu_step_stats_fused(const gpu_state *st);
+
+/* Sets st->defer_want where a batched step's statistics are fused (gpu_step_stats_fused) on a
+ * world of at most GPU_ST_DEFER_CELLS_MAX cells, or as HORIZON_ST_DEFER=0|1 says there (a
+ * measuring aid; anything else is refused); drops the deferral's memory when not wanted. */
+int gpu_step_defer_choose(gpu_state *st, sim_err *err);
 
 /* Sets st->pdl (and st->jac.pdl): whether the step's kernels are launched with programmatic
  * dependence (gpu_pdl.cuh), from the world's size (GPU_PDL_CELLS_MAX) or HORIZON_PDL=0|1 (a

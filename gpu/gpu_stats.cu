@@ -107,22 +107,32 @@ st_colsum_kernel(const float *__restrict__ f, int w, int h, double *colsum)
  * additions in the same order as st_colsum_kernel. Each lane copies and reads only its own
  * column's words, so the copies need no barrier. Shared memory: GPU_ST_DEPTH x GPU_ST_BATCH x 32
  * floats (16 KB). */
-__global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
-st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum)
+__device__ __forceinline__ void st_colsum_lane(const float *__restrict__ f, int w, int h, int x,
+                                               float (*ring)[GPU_ST_BATCH][32], double *colsum)
 {
-    __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
-    const int lane = threadIdx.x;
-    const int x = (int)blockIdx.x * 32 + lane;
+    const int lane = threadIdx.x & 31;
     const int nb = (h + GPU_ST_BATCH - 1) / GPU_ST_BATCH;
     const bool col = x < w;
-    /* batch b's copies into slot b % DEPTH, then one commit (a group, empty past the end) */
+    const float *colp = f + (col ? x : 0);
+    /* batch b's copies into slot b % DEPTH, then one commit (a group, empty past the end); a
+     * full batch's copies unrolled from one row pointer: the warp is alone on its scheduler
+     * and waits out each instruction's latency, so a loop's address arithmetic set its pace
+     * (ncu, H100, 512^2: 14.5 us a launch as a loop, 12.5 unrolled) */
     auto issue = [&](int b) {
         if (col && b < nb) {
-            const int y0 = b * GPU_ST_BATCH, rows = min(GPU_ST_BATCH, h - y0);
-            float(*dst)[32] = ring[b % GPU_ST_DEPTH];
-            for (int q = 0; q < rows; q++)
-                __pipeline_memcpy_async(&dst[q][lane], &f[(size_t)(y0 + q) * w + x],
-                                        sizeof(float));
+            const int y0 = b * GPU_ST_BATCH;
+            const float *p = colp + (size_t)y0 * (size_t)w;
+            float *d = &ring[b % GPU_ST_DEPTH][0][lane];
+            if (y0 + GPU_ST_BATCH <= h) {
+#pragma unroll
+                for (int q = 0; q < GPU_ST_BATCH; q++)
+                    __pipeline_memcpy_async(d + 32 * q, p + (size_t)q * (size_t)w,
+                                            sizeof(float));
+            } else {
+                for (int q = 0; q < h - y0; q++)
+                    __pipeline_memcpy_async(d + 32 * q, p + (size_t)q * (size_t)w,
+                                            sizeof(float));
+            }
         }
         __pipeline_commit();
     };
@@ -152,17 +162,36 @@ st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum)
         colsum[x] = acc;
 }
 
-/* The field's checksum terms (cell index base + i) and its max, every cell in any order:
- * grid-stride, four cells a thread from one 16-byte load where the field allows. */
-__global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
-                                unsigned long long base, gpu_ctl *ctl)
+
+__global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
+st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum)
 {
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+    __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
+    st_colsum_lane(f, w, h, (int)blockIdx.x * 32 + (int)threadIdx.x, ring, colsum);
+}
+
+/* Deferred column sums (gpu_stats_defer): block (g, y) sums columns 32g .. 32g + 31 of deferred
+ * step j0 + y's snapshot into its column-sum slot, as st_colsum1_kernel does. */
+__global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
+st_defer_colsum_kernel(const float *__restrict__ snap, int w, int h, int64_t cells, unsigned cap,
+                       int j0, double *colsum_ring)
+{
+    __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
+    const unsigned j = (unsigned)j0 + blockIdx.y;
+    st_colsum_lane(snap + (size_t)(j % cap) * (size_t)((cells + 3) & ~(int64_t)3), w, h,
+                   (int)blockIdx.x * 32 + (int)threadIdx.x, ring, colsum_ring + (size_t)j * w);
+}
+
+/* The checksum terms (cell index base + i) and the max of cells i = first, first + stride, ...
+ * in groups of four (one 16-byte load), then the last cells % 4 one by one, into cs and mk. */
+__device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int64_t cells,
+                                               unsigned long long base, int64_t first,
+                                               int64_t stride, unsigned long long &cs,
+                                               unsigned &mk)
+{
     const int64_t quads = cells / 4;
     const float4 *f4 = (const float4 *)f;
-    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < quads;
-         q += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t q = first; q < quads; q += stride) {
         const float4 v = f4[q];
         const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -170,11 +199,41 @@ __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
             gpu_cell_terms(cs, mk, (base + (unsigned long long)(4 * q + k)) * SIM_CHECKSUM_GOLDEN,
                            e[k]);
     }
-    for (int64_t i = 4 * quads + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < cells;
-         i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i = 4 * quads + first; i < cells; i += stride)
         gpu_cell_terms(cs, mk, (base + (unsigned long long)i) * SIM_CHECKSUM_GOLDEN, f[i]);
-    }
+}
+
+/* The field's checksum terms (cell index base + i) and its max, every cell in any order:
+ * grid-stride, four cells a thread from one 16-byte load where the field allows. */
+__global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
+                                unsigned long long base, gpu_ctl *ctl)
+{
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+    st_cells_terms(f, cells, base, (int64_t)blockIdx.x * blockDim.x + threadIdx.x,
+                   (int64_t)gridDim.x * blockDim.x, cs, mk);
     gpu_commit_sum_max(cs, mk, ctl, 1);
+}
+
+/* Deferred checksum terms and max (gpu_stats_defer): blocks (b, y) of deferred step j0 + y hash
+ * its snapshot's cells and its agents' (id, cell) pairs, grid-stride over the x blocks, into the
+ * step's control slot. (A snapshot slot is cells rounded up to 4: each starts on 16 bytes.) */
+__global__ void st_defer_terms_kernel(const float *__restrict__ snap,
+                                      const uint2 *__restrict__ asnap, int64_t cells, int64_t n,
+                                      unsigned cap, int j0, const unsigned *ctl_of,
+                                      gpu_ctl *ctl_ring)
+{
+    const unsigned slot = ((unsigned)j0 + blockIdx.y) % cap;
+    const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x,
+                  stride = (int64_t)gridDim.x * blockDim.x;
+    unsigned long long cs = 0;
+    unsigned mk = 0;
+    st_cells_terms(snap + (size_t)slot * (size_t)((cells + 3) & ~(int64_t)3), cells, 0, first,
+                   stride, cs, mk);
+    const uint2 *a = asnap + (size_t)slot * (size_t)n;
+    for (int64_t i = first; i < n; i += stride)
+        cs += sim_checksum_agent(a[i].x, a[i].y);
+    gpu_commit_sum_max(cs, mk, ctl_ring + ctl_of[slot], 1);
 }
 
 __global__ void st_max_kernel(const float *__restrict__ f, int64_t n, gpu_ctl *ctl)
@@ -202,7 +261,8 @@ __global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, 
  * the positions, every thread copies columns x = threadIdx.x + k * blockDim.x. No shared memory
  * but two words. */
 __global__ void st_ring_kernel(gpu_ctl *ctl, const double *__restrict__ colsum, int w,
-                               gpu_ctl *ctl_ring, double *colsum_ring, unsigned *pos)
+                               gpu_ctl *ctl_ring, double *colsum_ring, int take, unsigned *ctl_of,
+                               unsigned cap, unsigned *pos)
 {
     __shared__ unsigned s_pos[2];
     gpu_pdl_wait(); /* the step's control block and column sums (gpu_pdl.cuh) */
@@ -226,8 +286,10 @@ __global__ void st_ring_kernel(gpu_ctl *ctl, const double *__restrict__ colsum, 
         ctl->residual = 0;
         ctl->queue = 0;
         pos[0] = s_pos[0] + 1;
-        if (colsum_ring)
+        if (colsum_ring || take)
             pos[1] = s_pos[1] + 1;
+        if (ctl_of)
+            ctl_of[s_pos[1] % cap] = s_pos[0];
     }
 }
 
@@ -294,13 +356,31 @@ int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStr
 }
 
 int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
-                         double *colsum_ring, unsigned *pos, int pdl, cudaStream_t s,
-                         sim_err *err)
+                         double *colsum_ring, int take, unsigned *ctl_of, unsigned cap,
+                         unsigned *pos, int pdl, cudaStream_t s, sim_err *err)
 {
     /* 512 threads: one load each at the default width, 8 at 4096 columns; the kernel is a few
      * microseconds of latency either way, beside a field pass of the statistics. */
     GPU_CHECK(err, gpu_launch(pdl, st_ring_kernel, 1, 512, 0, s, d_ctl, d_colsum, w, ctl_ring,
-                              colsum_ring, pos));
+                              colsum_ring, take, ctl_of, cap, pos));
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_defer(const gpu_defer *d, int w, int h, int j0, int m, gpu_ctl *ctl_ring,
+                    double *colsum_ring, cudaStream_t s, sim_err *err)
+{
+    if (m <= 0)
+        return SIM_OK;
+    st_defer_colsum_kernel<<<dim3((unsigned)((w + 31) / 32), (unsigned)m), 32, 0, s>>>(
+        d->snap, w, h, d->cells, d->cap, j0, colsum_ring);
+    GPU_CHECK_LAUNCH(err, s);
+    /* a step's hashing over a few blocks: all m steps' blocks fill the device at once */
+    unsigned bx = grid_for((d->cells + 3) / 4);
+    if (bx > GPU_ST_DEFER_BLOCKS)
+        bx = GPU_ST_DEFER_BLOCKS;
+    st_defer_terms_kernel<<<dim3(bx, (unsigned)m), GPU_EW_THREADS, 0, s>>>(
+        d->snap, d->asnap, d->cells, d->n, d->cap, j0, d->ctl_of, ctl_ring);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

@@ -55,13 +55,34 @@ int gpu_stats_agents(const uint32_t *d_cells, int64_t n, gpu_ctl *d_ctl, cudaStr
 /* Stores a step's results into slots of the read-back rings of a batch (gpu_step_batch):
  * ctl_ring[pos[0]] = *d_ctl, and when colsum_ring is not NULL, colsum_ring[pos[1] * w ..] = the
  * w column sums; then zeroes d_ctl's outputs as gpu_ctl_reset does (the next step of the batch
- * starts without a reset of its own), and pos[0] and (with column sums) pos[1] advance by one.
- * The slots come from device memory, not from the launch, so that the one captured graph of a
- * step serves every slot; the host zeroes pos before a batch. One block: the positions are read
- * and advanced by the same thread, in the order of the stream. pdl: launched with programmatic
- * dependence (gpu_pdl.cuh). */
+ * starts without a reset of its own), and pos[0] and (with column sums, or `take`: the step's
+ * column sums come later, beside it or deferred) pos[1] advance by one; with ctl_of (a deferred
+ * step, gpu_stats_defer), ctl_of[pos[1] % cap] = pos[0]. The slots come from device memory, not
+ * from the launch, so that the one captured graph of a step serves every slot; the host zeroes
+ * pos before a batch. One block: the positions are read and advanced by the same thread, in the
+ * order of the stream. pdl: launched with programmatic dependence (gpu_pdl.cuh). */
 int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl *ctl_ring,
-                         double *colsum_ring, unsigned *pos, int pdl, cudaStream_t s,
-                         sim_err *err);
+                         double *colsum_ring, int take, unsigned *ctl_of, unsigned cap,
+                         unsigned *pos, int pdl, cudaStream_t s, sim_err *err);
+
+/* Deferred statistics (a small world's batch, gpu_step_batch.cu): a step with statistics leaves
+ * only its residual and moved in its control block; its pass copies the field it writes into
+ * snapshot slot pos[1] % cap (snap, `cells` floats a slot), its move the agents' (id, cell) in
+ * tile order into the same slot of asnap (n a slot), and its ring store notes its control slot
+ * in ctl_of. gpu_stats_defer later computes, for stats steps j0 .. j0 + m - 1 of the batch (m <=
+ * cap), all their column sums at once (a warp per 32 columns of each step) and their checksum
+ * terms and max, into colsum_ring slot j and the control slot ctl_of[j % cap]: the column sums'
+ * chain of dependent additions (~10 us at 512 rows) then runs beside the other steps' instead of
+ * after its own step. */
+typedef struct gpu_defer {
+    float *snap;      /* cap slots of cells rounded up to 4 */
+    uint2 *asnap;     /* cap x n: (id, cell) */
+    unsigned *ctl_of; /* cap */
+    unsigned cap;
+    int64_t cells, n;
+} gpu_defer;
+
+int gpu_stats_defer(const gpu_defer *d, int w, int h, int j0, int m, gpu_ctl *ctl_ring,
+                    double *colsum_ring, cudaStream_t s, sim_err *err);
 
 #endif

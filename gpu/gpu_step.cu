@@ -46,13 +46,15 @@ extern "C" {
  * touches are close together): the agent's move (gpu_step_move_agent), then it is counted into
  * its new tile and the warp's moves into `moved`. terms (statistics folded into the step,
  * gpu_step_stats_fused): the agents' checksum terms of their final cells go into
- * terms->checksum, so that the statistics need no pass over the agents. */
+ * terms->checksum, so that the statistics need no pass over the agents. asnap (deferred
+ * statistics, gpu_defer): (id, final cell) go to slot pos[1] % cap of asnap instead. */
 __global__ void __launch_bounds__(GPU_EW_THREADS)
 move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restrict__ cellq,
             uint32_t *target, const unsigned long long *__restrict__ key,
             unsigned long long *claim, uint32_t *occ, uint32_t *cells, float *field,
             float deposit, int fold, gpu_bins_geom bg, uint32_t *count, uint32_t *rank,
-            unsigned long long *moved, gpu_ctl *terms)
+            unsigned long long *moved, gpu_ctl *terms, uint2 *asnap, const unsigned *pos,
+            unsigned cap)
 {
     gpu_pdl_wait(); /* the tile-sum kernel's targets and claims (gpu_pdl.cuh) */
     gpu_pdl_release();
@@ -69,6 +71,8 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
         atomicAdd(moved, (unsigned long long)__popc(votes));
     if (terms) /* the same for the whole grid */
         gpu_commit_sum_max(live ? sim_checksum_agent(ids[q], c) : 0ull, 0u, terms, 1);
+    if (asnap && live) /* deferred statistics: (id, final cell) into the snapshot slot */
+        asnap[(size_t)(pos[1] % cap) * (size_t)n + q] = make_uint2(ids[q], c);
 }
 
 __global__ void mark_kernel(int64_t n, const uint32_t *__restrict__ cells, uint32_t *occ)
@@ -179,7 +183,9 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
     return gpu_hz_decide(&st->plan, &ag, field, &a, &st->d_ctl->queue, st->stream, err);
 }
 
-int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err)
+/* The move; terms: with the agents' checksum terms; snap: their (id, cell) into the deferred
+ * statistics' snapshot slot instead. */
+static int move_with(gpu_state *st, float *field, int fold, int terms, int snap, sim_err *err)
 {
     gpu_bins_agents *b = &st->ab;
     GPU_CHECK(err, gpu_launch(st->pdl, move_kernel, ew_blocks(st->n), GPU_EW_THREADS, 0,
@@ -188,9 +194,16 @@ int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err
                               (const unsigned long long *)st->d_key, st->d_claim, st->d_occ,
                               st->d_cells, field, st->sc.deposit, fold,
                               gpu_bins_geom_of(&st->geom), b->count, b->rank,
-                              &st->d_ctl->moved, terms ? st->d_ctl : (gpu_ctl *)NULL));
+                              &st->d_ctl->moved, terms ? st->d_ctl : (gpu_ctl *)NULL,
+                              snap ? st->defer.asnap : (uint2 *)NULL,
+                              (const unsigned *)st->d_ring_pos, st->defer.cap ? st->defer.cap : 1u));
     GPU_CHECK_LAUNCH(err, st->stream);
     return SIM_OK;
+}
+
+int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err)
+{
+    return move_with(st, field, fold, terms, 0, err);
 }
 
 int gpu_step_folds(const gpu_state *st)
@@ -216,19 +229,37 @@ int gpu_step_stats_fused(const gpu_state *st)
     return gpu_step_folds(st) && gpu_jacobi_passes(st->sc.sweeps, st->tune.fuse_max) == 1;
 }
 
+int gpu_step_defer_choose(gpu_state *st, sim_err *err)
+{
+    st->defer_want = gpu_step_stats_fused(st) && st->cells <= GPU_ST_DEFER_CELLS_MAX;
+    const char *forced = getenv("HORIZON_ST_DEFER"); /* a measuring aid; empty: unset */
+    if (forced && *forced) {
+        if (strcmp(forced, "0") != 0 && strcmp(forced, "1") != 0)
+            return sim_err_set(err, SIM_EINVAL, "HORIZON_ST_DEFER=%s: allowed 0 or 1", forced);
+        st->defer_want = gpu_step_stats_fused(st) && forced[0] == '1';
+    }
+    if (!st->defer_want)
+        gpu_step_defer_free(st);
+    return SIM_OK;
+}
+
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
                      sim_err *err)
 {
     cudaStream_t s = st->stream;
     const int fold = gpu_step_folds(st);
     const int fused = want_stats && gpu_step_stats_fused(st);
+    /* Deferred statistics (gpu_step_batch.cu): the pass and the move copy the field and the
+     * agents into a snapshot slot; the step keeps only its residual. */
+    const int defer = batched && fused && st->defer.cap > 0;
+    const gpu_snap snap = {st->defer.snap, st->d_ring_pos, st->defer.cap};
     /* Also zeroes the tile queue. A batched step finds the control block zeroed by the one
      * before it (gpu_stats_ring_store) or by gpu_step_batch: one kernel less on its path. */
     if (!batched)
         GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err));
     if (st->n > 0) {
         GPU_TRY(gpu_step_decide(st, *cur, 1, err));
-        GPU_TRY(gpu_step_move(st, *cur, fold, fused, err));
+        GPU_TRY(move_with(st, *cur, fold, fused && !defer, defer, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_fork, s));
         GPU_CHECK(err, cudaStreamWaitEvent(st->side, st->ev_fork, 0));
         /* The next bins from this step's final cells, beside the diffusion. */
@@ -239,22 +270,25 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
     GPU_TRY(gpu_jacobi_run_terms(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
                                  st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
                                  want_stats ? &st->d_ctl->residual : NULL,
-                                 fused ? st->d_ctl : NULL, s, err));
+                                 fused && !defer ? st->d_ctl : NULL, defer ? &snap : NULL, s,
+                                 err));
     if (st->n > 0)
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_join, 0));
     /* With the terms folded in, a batched step's column sums run beside the next step
-     * (gpu_step_batch.cu). */
-    const int aside = batched && fused;
+     * (gpu_step_batch.cu), unless they are deferred. */
+    const int aside = batched && fused && !defer;
     if (want_stats && !fused) {
         GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
-    } else if (want_stats && !aside) {
+    } else if (want_stats && !aside && !defer) {
         GPU_TRY(gpu_stats_colsum(*cur, st->w, st->h, st->d_colsum, s, err));
     }
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,
-                                    want_stats && !aside ? st->d_colsum_ring : NULL,
-                                    st->d_ring_pos, st->pdl, s, err);
+                                    want_stats && !aside && !defer ? st->d_colsum_ring : NULL,
+                                    aside || defer, defer ? st->defer.ctl_of : NULL,
+                                    st->defer.cap ? st->defer.cap : 1u, st->d_ring_pos, st->pdl,
+                                    s, err);
     GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
     if (want_stats)

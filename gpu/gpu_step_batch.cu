@@ -22,6 +22,16 @@
  * in chunks that fit it; with no slot at all, its steps with statistics go through
  * gpu_step_run.
  *
+ * Deferred statistics (worlds of at most GPU_ST_DEFER_CELLS_MAX cells, gpu_step_defer_choose):
+ * a small world's step is ~17 us of dependent kernels, and its statistics' work lengthened the
+ * chain wherever it went: hashing in the pass and the move (+2.2 us under ncu), the column sums
+ * (a chain of 512 dependent double additions, ~10 us) beside the next step, which the step after
+ * must wait for. So a batched step with statistics keeps only its residual; its pass also writes
+ * the field into a snapshot slot and its move the agents' (id, cell), and gpu_stats_defer sums
+ * and hashes up to defer.cap steps at once (their column chains side by side) when the slots are
+ * wanted again and at the chunk's end. The snapshots (GPU_ST_DEFER_BYTES at most) are taken on
+ * the first batch with statistics; without them the batch runs the other way.
+ *
  * Small worlds (gpu_step_resident_use) run the batch's runs of steps without statistics in the
  * resident kernel instead (gpu_step_resident.cu): one launch for the whole run; tiny worlds run
  * every step of a batch, with statistics or not, in its one-block kernel, in chunks that fit the
@@ -30,6 +40,7 @@
 
 #include "gpu_alloc.h"
 #include "gpu_check.h"
+#include "gpu_policy.h"
 #include "gpu_state.h"
 
 int gpu_step_rings_alloc(gpu_state *st, sim_err *err)
@@ -52,8 +63,65 @@ static void free_colsum_ring(gpu_state *st)
     st->ring_cap = 0;
 }
 
+static size_t defer_slot_bytes(const gpu_state *st)
+{
+    return (size_t)((st->cells + 3) & ~(int64_t)3) * sizeof(float) +
+           (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2) + sizeof(unsigned);
+}
+
+void gpu_step_defer_free(gpu_state *st)
+{
+    if (st->defer.cap)
+        st->bytes -= (size_t)st->defer.cap * defer_slot_bytes(st);
+    gpu_alloc_free(st->defer.snap);
+    gpu_alloc_free(st->defer.asnap);
+    gpu_alloc_free(st->defer.ctl_of);
+    memset(&st->defer, 0, sizeof st->defer);
+}
+
+/* The deferred statistics' snapshots, on the first batch with statistics that wants them:
+ * GPU_ST_DEFER_SLOTS slots, or as many as GPU_ST_DEFER_BYTES hold, but at least a captured
+ * run's steps (GPU_BATCH_GRAPH_MAX); without them (too large a world, or no memory) the batch
+ * runs without deferral, and later ones do not ask again. */
+static void defer_reserve(gpu_state *st)
+{
+    if (!st->defer_want || st->defer.cap)
+        return;
+    st->defer_want = 0; /* one try */
+    const size_t per = defer_slot_bytes(st);
+    size_t slots = GPU_ST_DEFER_BYTES / per;
+    if (slots > GPU_ST_DEFER_SLOTS)
+        slots = GPU_ST_DEFER_SLOTS;
+    if (slots < GPU_BATCH_GRAPH_MAX)
+        return;
+    gpu_defer d;
+    memset(&d, 0, sizeof d);
+    sim_err quiet; /* without them the batch only takes the other path: nothing to report */
+    const size_t cells4 = (size_t)((st->cells + 3) & ~(int64_t)3);
+    if (gpu_alloc(st, (void **)&d.snap, slots * cells4 * sizeof(float), "deferred statistics",
+                  &quiet) != SIM_OK ||
+        gpu_alloc(st, (void **)&d.asnap, slots * (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2),
+                  "deferred statistics", &quiet) != SIM_OK ||
+        gpu_alloc(st, (void **)&d.ctl_of, slots * sizeof(unsigned), "deferred statistics",
+                  &quiet) != SIM_OK) {
+        const size_t got = (d.snap ? slots * cells4 * sizeof(float) : 0) +
+                           (d.asnap ? slots * (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2)
+                                    : 0);
+        st->bytes -= got; /* gpu_alloc counted what it gave */
+        gpu_alloc_free(d.snap);
+        gpu_alloc_free(d.asnap);
+        return;
+    }
+    d.cap = (unsigned)slots;
+    d.cells = st->cells;
+    d.n = st->n;
+    st->defer = d;
+    gpu_step_forget_ring(st); /* the batched graphs with statistics change */
+}
+
 void gpu_step_rings_free(gpu_state *st)
 {
+    gpu_step_defer_free(st);
     free_colsum_ring(st);
     gpu_alloc_free(st->d_ctl_ring);
     gpu_alloc_free(st->d_ring_pos);
@@ -121,12 +189,16 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
                      sim_err *err)
 {
     cudaStream_t s = st->stream;
-    const int aside = gpu_step_stats_fused(st);
+    /* deferred statistics (gpu_stats_defer), or the column sums beside the next steps */
+    const int defer = gpu_step_stats_fused(st) && st->defer.cap > 0;
+    const int aside = gpu_step_stats_fused(st) && !defer;
+    int pending = 0; /* deferred steps not yet computed: the last of the nstats so far */
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
     /* A run of `g` steps with the same statistics choice is one graph; the others one each
-     * (and every step with statistics beside the next ones). */
+     * (and every step with statistics beside the next ones). Deferred statistics are computed
+     * when their slots are wanted again, and at the end. */
     const int g = gpu_step_graph_steps(st);
     int nstats = 0;
     for (int k = 0; k < n;) {
@@ -137,17 +209,27 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
         while (g > 1 && !(aside && w) && same < g && k + same < n &&
                (want && want[k + same]) == w)
             same++;
-        if (g > 1 && same == g) {
+        if (!(g > 1 && same == g))
+            same = 1;
+        if (defer && w && pending + same > (int)st->defer.cap) { /* their slots are wanted */
+            GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, nstats - pending, pending,
+                                    st->d_ctl_ring, st->d_colsum_ring, s, err));
+            pending = 0;
+        }
+        if (same > 1) {
             GPU_TRY(gpu_step_launch_run(st, w, err));
         } else {
-            same = 1;
             GPU_TRY(gpu_step_launch(st, w, 1, err));
             if (aside && w)
                 GPU_TRY(stats_aside(st, k, nstats, err));
         }
         nstats += w * same;
+        pending += defer ? w * same : 0;
         k += same;
     }
+    if (pending > 0)
+        GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, nstats - pending, pending,
+                                st->d_ctl_ring, st->d_colsum_ring, s, err));
     if (aside && nstats > 0) { /* the read-back waits for the last passes */
         GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
@@ -216,6 +298,11 @@ static int batch_chunks(gpu_state *st, int64_t step, int n, const uint8_t *want,
 static int batch_graphs(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
                         sim_err *err)
 {
+    for (int k = 0; want && k < n; k++)
+        if (want[k]) {
+            defer_reserve(st);
+            break;
+        }
     return batch_chunks(st, step, n, want, out, run_chunk, err);
 }
 

@@ -27,6 +27,15 @@ run_one() {
         --frames-every 5 --stats-every 1 "$@" || fail "$name: --backend $backend exited $?"
 }
 
+# refuses VAR VALUE TAG: a run with the measuring aid VAR=VALUE exits non-zero, naming it.
+refuses() {
+    local var=$1 value=$2 tag=$3 rc=0
+    env "$var=$value" "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/$tag" \
+        --quiet --set world.width=64 --set world.height=64 2>"$T/$tag.txt" || rc=$?
+    [ "$rc" -ne 0 ] || fail "$var=$value: the run succeeded"
+    grep -q "$var=$value" "$T/$tag.txt" || fail "$var=$value: unclear message: $(cat "$T/$tag.txt")"
+}
+
 compare() {
     local name=$1 scenario=$2
     shift 2
@@ -77,12 +86,16 @@ echo "ok: HORIZON_HZ_MAPPING"
 # up to GPU_PDL_CELLS_MAX); HORIZON_PDL=0 (a measuring aid) turns it off: the same results.
 # Any other value than 0 or 1 is refused, naming the variable.
 HORIZON_PDL=0 compare nopdl "$S/default.ini" --steps 30 --set world.width=160 --set world.height=96
-rc=0
-HORIZON_PDL=2 "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badpdl" \
-    --quiet --set world.width=64 --set world.height=64 2>"$T/badpdl.txt" || rc=$?
-[ "$rc" -ne 0 ] || fail "HORIZON_PDL=2: the run succeeded"
-grep -q 'HORIZON_PDL=2' "$T/badpdl.txt" || fail "HORIZON_PDL=2: unclear message: $(cat "$T/badpdl.txt")"
+refuses HORIZON_PDL 2 badpdl
 echo "ok: HORIZON_PDL"
+
+# Worlds of at most GPU_ST_DEFER_CELLS_MAX cells defer a batched step's statistics (snapshots of
+# the field and agents, summed and hashed many steps at once); HORIZON_ST_DEFER=0 (a measuring
+# aid) keeps them in the step and beside it: the same results. Any other value is refused.
+HORIZON_ST_DEFER=0 compare nodefer "$S/default.ini" --steps 30 --set world.width=160 \
+    --set world.height=96
+refuses HORIZON_ST_DEFER x baddefer
+echo "ok: HORIZON_ST_DEFER"
 
 # The two-sweep vector pass with the deposit has a persistent form (gpu_jacobi.cu, jp_kernel:
 # each block takes several tiles, the next one's loads in flight while it sweeps one) for the
@@ -97,12 +110,7 @@ HORIZON_JF_PERSIST=2 compare persist2 "$S/large.ini" --steps 77 --stats-every 7 
     --set agents.count=6000 --set world.width=384 --set world.height=200
 HORIZON_JF_PERSIST=0 compare nopersist "$S/default.ini" --steps 84 --stats-every 7 \
     --set world.width=260 --set world.height=160
-rc=0
-HORIZON_JF_PERSIST=x "$HZ" run "$S/default.ini" --backend cuda --steps 2 --out "$T/badjp" \
-    --quiet --set world.width=64 --set world.height=64 2>"$T/badjp.txt" || rc=$?
-[ "$rc" -ne 0 ] || fail "HORIZON_JF_PERSIST=x: the run succeeded"
-grep -q 'HORIZON_JF_PERSIST=x' "$T/badjp.txt" ||
-    fail "HORIZON_JF_PERSIST=x: unclear message: $(cat "$T/badjp.txt")"
+refuses HORIZON_JF_PERSIST x badjp
 echo "ok: HORIZON_JF_PERSIST"
 
 # A tiny world's long run: its batches (statistics every 100th step) run whole in the one-block

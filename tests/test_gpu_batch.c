@@ -6,7 +6,8 @@
  * and the CPU backend's own batches; the final fields and agents are equal byte for byte; with
  * the automatic choice (the one-block kernel in tiny worlds), one step a graph and runs of 3 and
  * 8 steps captured in one graph, and the resident kernels (the cooperative grid, the one-block
- * kernel of tiny worlds) forced on in other shapes. Also:
+ * kernel of tiny worlds) forced on in other shapes; deferred statistics and the column sums
+ * beside the next step (HORIZON_ST_DEFER=1 and 0). Also:
  * when the column-sum ring cannot be had in full (an injected allocation failure) the batch runs
  * in smaller chunks, or its steps with statistics one by one, with the same results; and the
  * SIM_EINVAL cases. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs the two smaller
@@ -229,6 +230,24 @@ static void test_large_world(void **state)
                 check_world(513, 511, a, p, 301 + 2 * a + p, 0, graph_resident[g]);
 }
 
+/* Deferred statistics (small worlds, gpu_stats_defer) against the column sums beside the next
+ * step (HORIZON_ST_DEFER=0): graphs of one step and runs of 3 and 8, batches whose steps with
+ * statistics outnumber the snapshot slots (256 steps, every other one), worlds whose cell count
+ * is and is not a multiple of 4 (the snapshot slots are rounded up): every out[k] equals the
+ * CPU's. */
+static void test_defer(void **state)
+{
+    (void)state;
+    for (int forced = 0; forced < 2; forced++) {
+        assert_int_equal(setenv("HORIZON_ST_DEFER", forced ? "0" : "1", 1), 0);
+        for (int g = 1; g < 4; g++) {
+            check_world(300, 200, 1, 1, 401 + 2 * g + forced, graph_steps[g], GPU_RES_OFF);
+            check_world(37, 23, 1, 0, 421 + 2 * g + forced, graph_steps[g], GPU_RES_OFF);
+        }
+    }
+    assert_int_equal(unsetenv("HORIZON_ST_DEFER"), 0);
+}
+
 /* A resident kernel (`resident`: GPU_RES_ON, the cooperative grid, or GPU_RES_TINY, the
  * one-block kernel where the world fits it, else the grid) in the shapes the worlds above do not
  * reach: a bounded grid with fixed edges, radii whose disks sum in 64 bits (r > 9) and 32 bits,
@@ -440,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_interleaved),
         cmocka_unit_test(test_medium_world),
         cmocka_unit_test(test_large_world),
+        cmocka_unit_test(test_defer),
         cmocka_unit_test(test_resident_shapes),
         cmocka_unit_test(test_tiny_shapes),
     };
