@@ -196,7 +196,8 @@ static int move_with(gpu_state *st, float *field, int fold, int terms, int snap,
                               gpu_bins_geom_of(&st->geom), b->count, b->rank,
                               &st->d_ctl->moved, terms ? st->d_ctl : (gpu_ctl *)NULL,
                               snap ? st->defer.asnap : (uint2 *)NULL,
-                              (const unsigned *)st->d_ring_pos, st->defer.cap ? st->defer.cap : 1u));
+                              (const unsigned *)st->d_ring_pos,
+                              st->defer.cap ? st->defer.cap : 1u));
     GPU_CHECK_LAUNCH(err, st->stream);
     return SIM_OK;
 }
