@@ -529,10 +529,8 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     unsigned long long cs = 0;
     unsigned mk = 0;
     float *sd = nullptr; /* the snapshot slot (gpu_snap) */
-    if (DEP && sn.base) {
-        const size_t slot = ((size_t)p.w * (size_t)p.h + 3) & ~(size_t)3;
-        sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * slot;
-    }
+    if (DEP && sn.base)
+        sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * gpu_defer_slot_floats((int64_t)p.w * p.h);
     jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, cs, mk, sd);
     if (res)
         gpu_res_commit(m, res);

@@ -178,7 +178,7 @@ st_defer_colsum_kernel(const float *__restrict__ snap, int w, int h, int64_t cel
 {
     __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
     const unsigned j = (unsigned)j0 + blockIdx.y;
-    st_colsum_lane(snap + (size_t)(j % cap) * (size_t)((cells + 3) & ~(int64_t)3), w, h,
+    st_colsum_lane(snap + (size_t)(j % cap) * gpu_defer_slot_floats(cells), w, h,
                    (int)blockIdx.x * 32 + (int)threadIdx.x, ring, colsum_ring + (size_t)j * w);
 }
 
@@ -217,7 +217,7 @@ __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
 
 /* Deferred checksum terms and max (gpu_stats_defer): blocks (b, y) of deferred step j0 + y hash
  * its snapshot's cells and its agents' (id, cell) pairs, grid-stride over the x blocks, into the
- * step's control slot. (A snapshot slot is cells rounded up to 4: each starts on 16 bytes.) */
+ * step's control slot. */
 __global__ void st_defer_terms_kernel(const float *__restrict__ snap,
                                       const uint2 *__restrict__ asnap, int64_t cells, int64_t n,
                                       unsigned cap, int j0, const unsigned *ctl_of,
@@ -228,8 +228,8 @@ __global__ void st_defer_terms_kernel(const float *__restrict__ snap,
                   stride = (int64_t)gridDim.x * blockDim.x;
     unsigned long long cs = 0;
     unsigned mk = 0;
-    st_cells_terms(snap + (size_t)slot * (size_t)((cells + 3) & ~(int64_t)3), cells, 0, first,
-                   stride, cs, mk);
+    st_cells_terms(snap + (size_t)slot * gpu_defer_slot_floats(cells), cells, 0, first, stride,
+                   cs, mk);
     const uint2 *a = asnap + (size_t)slot * (size_t)n;
     for (int64_t i = first; i < n; i += stride)
         cs += sim_checksum_agent(a[i].x, a[i].y);

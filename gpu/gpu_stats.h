@@ -82,6 +82,13 @@ typedef struct gpu_defer {
     int64_t cells, n;
 } gpu_defer;
 
+/* The floats of a snapshot slot: the cells rounded up to 4, so that every slot starts on 16
+ * bytes (the hashing reads four cells at a time). */
+__host__ __device__ inline size_t gpu_defer_slot_floats(int64_t cells)
+{
+    return (size_t)((cells + 3) & ~(int64_t)3);
+}
+
 int gpu_stats_defer(const gpu_defer *d, int w, int h, int j0, int m, gpu_ctl *ctl_ring,
                     double *colsum_ring, cudaStream_t s, sim_err *err);
 

@@ -63,16 +63,20 @@ static void free_colsum_ring(gpu_state *st)
     st->ring_cap = 0;
 }
 
-static size_t defer_slot_bytes(const gpu_state *st)
+/* The bytes a deferred-statistics slot takes in each of gpu_defer's arrays: the field's
+ * snapshot, the agents' (id, cell) pairs, the control slot. */
+static void defer_slot_sizes(const gpu_state *st, size_t size[3])
 {
-    return (size_t)((st->cells + 3) & ~(int64_t)3) * sizeof(float) +
-           (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2) + sizeof(unsigned);
+    size[0] = gpu_defer_slot_floats(st->cells) * sizeof(float);
+    size[1] = (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2);
+    size[2] = sizeof(unsigned);
 }
 
 void gpu_step_defer_free(gpu_state *st)
 {
-    if (st->defer.cap)
-        st->bytes -= (size_t)st->defer.cap * defer_slot_bytes(st);
+    size_t size[3];
+    defer_slot_sizes(st, size);
+    st->bytes -= (size_t)st->defer.cap * (size[0] + size[1] + size[2]);
     gpu_alloc_free(st->defer.snap);
     gpu_alloc_free(st->defer.asnap);
     gpu_alloc_free(st->defer.ctl_of);
@@ -88,29 +92,25 @@ static void defer_reserve(gpu_state *st)
     if (!st->defer_want || st->defer.cap)
         return;
     st->defer_want = 0; /* one try */
-    const size_t per = defer_slot_bytes(st);
-    size_t slots = GPU_ST_DEFER_BYTES / per;
+    size_t size[3];
+    defer_slot_sizes(st, size);
+    size_t slots = GPU_ST_DEFER_BYTES / (size[0] + size[1] + size[2]);
     if (slots > GPU_ST_DEFER_SLOTS)
         slots = GPU_ST_DEFER_SLOTS;
     if (slots < GPU_BATCH_GRAPH_MAX)
         return;
     gpu_defer d;
     memset(&d, 0, sizeof d);
+    void **arrays[3] = {(void **)&d.snap, (void **)&d.asnap, (void **)&d.ctl_of};
     sim_err quiet; /* without them the batch only takes the other path: nothing to report */
-    const size_t cells4 = (size_t)((st->cells + 3) & ~(int64_t)3);
-    if (gpu_alloc(st, (void **)&d.snap, slots * cells4 * sizeof(float), "deferred statistics",
-                  &quiet) != SIM_OK ||
-        gpu_alloc(st, (void **)&d.asnap, slots * (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2),
-                  "deferred statistics", &quiet) != SIM_OK ||
-        gpu_alloc(st, (void **)&d.ctl_of, slots * sizeof(unsigned), "deferred statistics",
-                  &quiet) != SIM_OK) {
-        const size_t got = (d.snap ? slots * cells4 * sizeof(float) : 0) +
-                           (d.asnap ? slots * (size_t)(st->n > 0 ? st->n : 1) * sizeof(uint2)
-                                    : 0);
-        st->bytes -= got; /* gpu_alloc counted what it gave */
-        gpu_alloc_free(d.snap);
-        gpu_alloc_free(d.asnap);
-        return;
+    for (int i = 0; i < 3; i++) {
+        if (gpu_alloc(st, arrays[i], slots * size[i], "deferred statistics", &quiet) != SIM_OK) {
+            for (int k = 0; k < i; k++) { /* gpu_alloc counted what it gave */
+                st->bytes -= slots * size[k];
+                gpu_alloc_free(*arrays[k]);
+            }
+            return;
+        }
     }
     d.cap = (unsigned)slots;
     d.cells = st->cells;
