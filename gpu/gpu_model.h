@@ -178,6 +178,11 @@ typedef struct gpu_md_plan {
     int small; /* every species' whole disk sum is under 2^31: 32-bit candidate sums */
     int minb, per_sm; /* launch bounds' blocks (1 or GPU_MD_MINB_HIGH); resident blocks per SM */
     int rc; /* the radius the sense kernel's sums have compiled in (GPU_HZ_RC), or -1: none */
+    /* 1: no species senses an occupancy and the world has no walls, so a score is its fields'
+     * terms alone (0 beyond a bounded grid, as md_group loads it): the prefix rows read no codes,
+     * and the codes are loaded for the tile and its one-cell border only (the listing and the
+     * candidates read nothing else) */
+    int plain;
     size_t smem;
 } gpu_md_plan;
 

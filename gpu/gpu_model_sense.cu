@@ -24,10 +24,12 @@
  * of 4), 128 columns per warp pass; the lane sums its 4 cells in registers and one warp scan
  * places them (the first version, a lane per cell and a 32-wide scan per 32 cells with the sense
  * terms walked per cell, took 0.61 ms on wolf-sheep-grass at 4096^2: gpu/BENCH.md, "Models").
- * Codes first (4 packed in a word of shared memory, for every species), then per species: the
- * prefix rows; the tile's agents of that species (a thread per group of 4 tile cells counts them
- * with one byte-wise compare, a block scan places them in a list of at most `chunk` per round);
- * one thread per agent sums its 9 candidates (the fast path's sparse sums: 2r+3 rows, the spans
+ * Codes first (4 packed in a word of shared memory, for every species; a plain plan, no
+ * occupancy senses and no walls, loads only the tile's and its border's), then per species: the
+ * prefix rows; the tile's agents of that species (a thread per group of 4 tile cells finds them
+ * with one byte-wise compare, a warp scan and a shared atomic a warp list them in one walk; a
+ * tile with more than `chunk` of them lists them in rounds of `chunk` in the tile's order, by a
+ * block scan); one thread per agent sums its 9 candidates (the fast path's sparse sums: 2r+3 rows, the spans
  * shared between candidates), decides and claims. Shared memory: RS x PW prefix entries (4 or
  * 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at T = 64, r = 4 and
  * ~44 KB at r = 8 (5 blocks per multiprocessor). */
@@ -208,28 +210,33 @@ __device__ __forceinline__ int md_block_scan(int v, int *wsum, int *total)
 /* The region's codes (the state at the start of the step, for every species): cs32[row * NG +
  * k] packs region cells (row, 4k .. 4k+3). A warp per row, a lane per group, GPU_MD_LOAD_ROWS
  * rows' loads in flight before any is stored (a region is ~80 scattered rows: latency is the
- * cost). No barrier. */
+ * cost). A plain plan (gpu_model.h) loads only the rows and groups that hold the tile and its
+ * one-cell border (rows R-1 .. R+T; L is a multiple of 4, so columns L-1 .. L+T are groups L/4-1
+ * .. (L+T)/4); the rest of cs32 is never read then. No barrier. */
 __device__ __forceinline__ void md_load_codes(uint32_t *cs32, const md_sense_args &a, int ox,
                                               int oy, bool inside, bool vec)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int RS = a.plan.RS, NG = a.plan.PW >> 2;
-    for (int r0 = warp; r0 < RS; r0 += GPU_MD_LOAD_ROWS * nw)
-        for (int k = lane; k < NG; k += 32) {
+    const gpu_md_plan &pl = a.plan;
+    const int NG = pl.PW >> 2;
+    const int row0 = pl.plain ? pl.R - 1 : 0, row1 = pl.plain ? pl.R + pl.T + 1 : pl.RS;
+    const int k0 = pl.plain ? (pl.L >> 2) - 1 : 0, k1 = pl.plain ? ((pl.L + pl.T) >> 2) + 1 : NG;
+    for (int r0 = row0 + warp; r0 < row1; r0 += GPU_MD_LOAD_ROWS * nw)
+        for (int k = k0 + lane; k < k1; k += 32) {
             uint32_t c4[GPU_MD_LOAD_ROWS];
 #pragma unroll
             for (int q = 0; q < GPU_MD_LOAD_ROWS; q++) {
                 const int row = r0 + q * nw;
-                const int gy = row >= RS ? -1
-                               : inside  ? oy + row
-                                         : md_axis(oy + row, a.h, a.periodic);
+                const int gy = row >= row1 ? -1
+                               : inside    ? oy + row
+                                           : md_axis(oy + row, a.h, a.periodic);
                 c4[q] = gy < 0 ? MD_OUT4
                                : md_codes4(a.occ, (size_t)gy * a.w, ox + 4 * k, a.w, a.periodic,
                                            inside, vec);
             }
 #pragma unroll
             for (int q = 0; q < GPU_MD_LOAD_ROWS; q++)
-                if (r0 + q * nw < RS)
+                if (r0 + q * nw < row1)
                     cs32[(r0 + q * nw) * NG + k] = c4[q];
         }
 }
@@ -247,8 +254,10 @@ typedef struct md_terms {
  * columns a pass: the lane sums its cells in registers, one warp scan adds the lanes up, a
  * carry crosses the passes. NF sensed fields (0 .. SIM_MAX_FIELDS, known at compile time so
  * that the loads sit in registers), ROWS rows a warp at once: their field loads are all issued
- * before the first is used. No barrier. */
-template <typename PT, int NF, int ROWS>
+ * before the first is used. CODES off (a plain plan, gpu_model.h): every occupancy score is 0
+ * and no cell is a wall, so a cell's score is its fields' terms (0 beyond a bounded grid) and
+ * the codes are not read. No barrier. */
+template <typename PT, int NF, int ROWS, bool CODES>
 __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, const md_terms &tm,
                                                const md_sense_args &a, int ox, int oy,
                                                bool inside, bool vec)
@@ -271,7 +280,7 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
                                : inside  ? oy + row
                                          : md_axis(oy + row, a.h, a.periodic);
                 const bool on = k < NG && gy >= 0;
-                c4[q] = k < NG && row < RS ? cs32[row * NG + k] : MD_OUT4;
+                c4[q] = CODES && k < NG && row < RS ? cs32[row * NG + k] : MD_OUT4;
 #pragma unroll
                 for (int t = 0; t < NF; t++)
                     f[q][t] = on ? md_group(tm.fp[t], (size_t)gy * a.w, ox + 4 * k, a.w,
@@ -296,8 +305,8 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const unsigned c = (c4[q] >> (8 * e)) & 0xFFu;
-                    v[e] = (PT)tm.occ[c];
-                    if (NF > 0 && ((MD_SCORING >> c) & 1u))
+                    v[e] = CODES ? (PT)tm.occ[c] : fs[e];
+                    if (CODES && NF > 0 && ((MD_SCORING >> c) & 1u))
                         v[e] += fs[e];
                 }
                 v[1] += v[0];
@@ -320,30 +329,37 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
     }
 }
 
-/* md_prefix_rows for the run-time field count (uniform across the block): row batches that keep
- * the loads of a batch within four float4 registers a lane. */
+/* md_prefix_rows for the run-time field count and plan (uniform across the block): row batches
+ * that keep the loads of a batch within four float4 registers a lane; the plain rows for one or
+ * two fields (the common plain models), the rows with codes otherwise. */
 template <typename PT>
 __device__ __forceinline__ void md_prefix(PT *P, const uint32_t *cs32, const md_terms &tm,
                                           const md_sense_args &a, int ox, int oy, bool inside,
                                           bool vec)
 {
-    switch (tm.nf) {
-    case 0:
-        md_prefix_rows<PT, 0, 1>(P, cs32, tm, a, ox, oy, inside, vec);
-        break;
-    case 1:
-        md_prefix_rows<PT, 1, GPU_MD_LOAD_ROWS>(P, cs32, tm, a, ox, oy, inside, vec);
-        break;
-    case 2:
-        md_prefix_rows<PT, 2, GPU_MD_LOAD_ROWS / 2>(P, cs32, tm, a, ox, oy, inside, vec);
-        break;
-    case 3:
-        md_prefix_rows<PT, 3, 1>(P, cs32, tm, a, ox, oy, inside, vec);
-        break;
-    default:
-        md_prefix_rows<PT, 4, 1>(P, cs32, tm, a, ox, oy, inside, vec);
-        break;
-    }
+    if (a.plan.plain && tm.nf == 1)
+        md_prefix_rows<PT, 1, GPU_MD_LOAD_ROWS, false>(P, cs32, tm, a, ox, oy, inside, vec);
+    else if (a.plan.plain && tm.nf == 2)
+        md_prefix_rows<PT, 2, GPU_MD_LOAD_ROWS / 2, false>(P, cs32, tm, a, ox, oy, inside, vec);
+    else
+        switch (tm.nf) {
+        case 0:
+            md_prefix_rows<PT, 0, 1, true>(P, cs32, tm, a, ox, oy, inside, vec);
+            break;
+        case 1:
+            md_prefix_rows<PT, 1, GPU_MD_LOAD_ROWS, true>(P, cs32, tm, a, ox, oy, inside, vec);
+            break;
+        case 2:
+            md_prefix_rows<PT, 2, GPU_MD_LOAD_ROWS / 2, true>(P, cs32, tm, a, ox, oy, inside,
+                                                              vec);
+            break;
+        case 3:
+            md_prefix_rows<PT, 3, 1, true>(P, cs32, tm, a, ox, oy, inside, vec);
+            break;
+        default:
+            md_prefix_rows<PT, 4, 1, true>(P, cs32, tm, a, ox, oy, inside, vec);
+            break;
+        }
 }
 
 /* The 9 candidate sums of the agent at region cell (ax, ay), in slot order (slot = (dy+1)*3 +
@@ -498,16 +514,108 @@ __device__ __forceinline__ uint32_t md_group_match(const uint32_t *cs32, const m
     return m;
 }
 
+/* The tile's agents of species s in one walk, in no particular order (the move list's order
+ * changes no result: claims are settled by their keys, each agent deposits into its own cell):
+ * a thread per group of 4 tile cells, a warp scan of the groups' counts and one shared-memory
+ * atomic a warp place them at la/lp[*n ..]; entries past `chunk` are counted, not stored. The
+ * caller's barrier publishes *n (zeroed before the walk). */
+__device__ __forceinline__ void md_list_walk(const uint32_t *cs32, const md_sense_args &a,
+                                             int x0, int y0, unsigned s, uint32_t *la,
+                                             uint32_t *lp, int *n)
+{
+    const int lane = threadIdx.x & 31, nt = blockDim.x;
+    const int TG = a.plan.T * a.plan.T / 4, chunk = a.plan.chunk;
+    for (int q0 = 0; q0 < TG; q0 += nt) {
+        const int q = q0 + (int)threadIdx.x;
+        int lx = 0, ly = 0;
+        uint32_t m = q < TG ? md_group_match(cs32, a, x0, y0, q, s, &lx, &ly) : 0u;
+        const int c = __popc(m) >> 3;
+        int x = c;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int u = __shfl_up_sync(FULL_MASK, x, o);
+            if (lane >= o)
+                x += u;
+        }
+        const int wt = __shfl_sync(FULL_MASK, x, 31);
+        if (wt == 0)
+            continue; /* uniform across the warp */
+        int base = 0;
+        if (lane == 31)
+            base = atomicAdd(n, wt);
+        int k = __shfl_sync(FULL_MASK, base, 31) + x - c;
+        while (m) {
+            const int e = (__ffs(m) - 1) >> 3;
+            m &= ~(0xFFu << (8 * e));
+            if (k < chunk) {
+                la[k] = (uint32_t)((size_t)(y0 + ly) * a.w + (x0 + lx + e));
+                lp[k] = (uint32_t)(lx + e) | ((uint32_t)ly << 16);
+            }
+            k++;
+        }
+    }
+}
+
+/* One thread per listed agent (la/lp[0 .. cnt), the list's places lbase + round ..): its 9
+ * sums, the decision (sim_decide) and the claim of an empty target; the move list's entry. */
+template <typename PT, typename AT>
+__device__ __forceinline__ void md_serve(const md_sense_args &a, const gpu_md_species *sp,
+                                         unsigned s, const PT *P, const uint8_t *cs,
+                                         const int *hwp, const uint32_t *la, const uint32_t *lp,
+                                         int cnt, unsigned long long at0, int x0, int y0)
+{
+    const gpu_md_plan &pl = a.plan;
+    const int L = pl.L, R = pl.R, PW = pl.PW, r = sp->radius, w = a.w, h = a.h;
+    const uint32_t *ids = a.id[*a.cur];
+    for (int k = threadIdx.x; k < cnt; k += blockDim.x) {
+        const uint32_t own = la[k], pos = lp[k];
+        const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
+        const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
+        const uint32_t id = __ldg(ids + ag);
+        int64_t sl[9], s9[SIM_NCAND];
+        if (r == pl.rc) /* the radius compiled in: straight-line sums */
+            md_sparse_sums_c<PT, AT, GPU_HZ_RC>(P, PW, ax + L, ay + R, sl);
+        else
+            md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
+#pragma unroll
+        for (int c = 0; c < SIM_NCAND; c++) {
+            const unsigned cc = cs[(ay + R + sim_cand_dy(c)) * PW + ax + L + sim_cand_dx(c)];
+            s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID : sl[sim_cand_slot(c)];
+        }
+        const sim_u32x4 rn = sim_random(a.seed, a.step, id, SIM_RNG_STEP);
+        const int c = sim_decide(s9, rn, sp->threshold);
+        const int dx = sim_cand_dx(c), dy = sim_cand_dy(c);
+        const unsigned cc = cs[(ay + R + dy) * PW + ax + L + dx];
+        uint32_t tcell = own;
+        unsigned long long key = 0;
+        if (cc == GPU_MD_EMPTY) { /* inside the grid, not a wall, nobody on it */
+            const int gx = md_axis(x0 + ax + dx, w, a.periodic);
+            const int gy = md_axis(y0 + ay + dy, h, a.periodic);
+            const uint32_t t = (uint32_t)((size_t)gy * w + gx);
+            if (t != own) {
+                key = sim_claim_key(rn, ag);
+                atomicMax(&a.claim[t], key);
+                tcell = t;
+            }
+        }
+        const size_t at = (size_t)(at0 + (unsigned long long)k);
+        a.lword[at] = gpu_md_word(s, ag);
+        a.lcell[at] = own;
+        a.target[at] = tcell;
+        a.key[at] = key;
+    }
+}
+
 template <typename PT, typename AT, int MINB>
 __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense_args a)
 {
     if (*a.halt)
         return; /* the whole grid */
-    const uint32_t *ids = a.id[*a.cur];
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
     __shared__ md_terms tm;
     __shared__ int wsum[GPU_MD_THREADS / 32];
+    __shared__ int nlist;                /* this species' agents on the tile (md_list_walk) */
     __shared__ unsigned long long lbase; /* this tile's species' places in the move list */
 
     const gpu_md_plan &pl = a.plan;
@@ -520,7 +628,7 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
     const uint8_t *cs = (const uint8_t *)cs32;
 
     const int tid = threadIdx.x, nt = blockDim.x;
-    const int w = a.w, h = a.h, periodic = a.periodic;
+    const int w = a.w, h = a.h;
     const int x0 = (int)(blockIdx.x % (unsigned)pl.ntx) * T;
     const int y0 = (int)(blockIdx.x / (unsigned)pl.ntx) * T;
     const int ox = x0 - L, oy = y0 - R; /* the region's origin in the grid */
@@ -544,21 +652,36 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
             tm.fp[tid] = tid < sp->n_fterm ? md_field(a.field, sp->fterm_field[tid]) : NULL;
             tm.fw[tid] = sp->fterm_w[tid];
         }
-        if (tid == 0)
+        if (tid == 0) {
             tm.nf = sp->n_fterm;
+            nlist = 0;
+        }
         __syncthreads(); /* codes, tables; the previous species' agents are done */
 
         md_prefix<PT>(P, cs32, tm, a, ox, oy, inside, vec);
 
-        /* The tile's agents of species s: a thread counts them in its groups of 4 cells and a
-         * block scan gives each its place in the list; rounds of `chunk` agents when more stand
-         * on the tile. */
+        /* The tile's agents of species s in one walk; the barrier publishes P, the list and
+         * its length. */
+        md_list_walk(cs32, a, x0, y0, (unsigned)s, la, lp, &nlist);
+        __syncthreads();
+        const int total = nlist;
+        if (total <= chunk) {
+            if (tid == 0 && total > 0)
+                lbase = atomicAdd(a.listed, (unsigned long long)total);
+            __syncthreads();
+            md_serve<PT, AT>(a, sp, (unsigned)s, P, cs, hwp, la, lp, total, lbase, x0, y0);
+            __syncthreads(); /* the list is free for the next species */
+            continue;
+        }
+
+        /* More than `chunk` of them (a crowded tile): rounds of `chunk` agents in the tile's
+         * order; a thread counts its groups' agents and a block scan gives each its place. */
         int mine = 0, lx, ly;
         for (int q = tid; q < TG; q += nt)
             mine += __popc(md_group_match(cs32, a, x0, y0, q, (unsigned)s, &lx, &ly)) >> 3;
-        int total = 0;
-        const int first = md_block_scan(mine, wsum, &total); /* its barriers publish P too */
-        if (tid == 0 && total > 0) /* published by the first round's barrier */
+        int all = 0;
+        const int first = md_block_scan(mine, wsum, &all);
+        if (tid == 0) /* published by the first round's barrier */
             lbase = atomicAdd(a.listed, (unsigned long long)total);
         for (int round = 0; round < total; round += chunk) {
             if (mine > 0 && first < round + chunk && first + mine > round) {
@@ -579,46 +702,8 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
             }
             __syncthreads();
             const int cnt = total - round < chunk ? total - round : chunk;
-            /* One thread per agent: 9 sums, decide (sim_decide), claim an empty target. */
-            for (int k = tid; k < cnt; k += nt) {
-                const uint32_t own = la[k], pos = lp[k];
-                const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
-                const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
-                const uint32_t id = __ldg(ids + ag);
-                int64_t sl[9], s9[SIM_NCAND];
-                if (r == pl.rc) /* the radius compiled in: straight-line sums */
-                    md_sparse_sums_c<PT, AT, GPU_HZ_RC>(P, PW, ax + L, ay + R, sl);
-                else
-                    md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
-#pragma unroll
-                for (int c = 0; c < SIM_NCAND; c++) {
-                    const unsigned cc =
-                        cs[(ay + R + sim_cand_dy(c)) * PW + ax + L + sim_cand_dx(c)];
-                    s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID
-                                                                  : sl[sim_cand_slot(c)];
-                }
-                const sim_u32x4 rn = sim_random(a.seed, a.step, id, SIM_RNG_STEP);
-                const int c = sim_decide(s9, rn, sp->threshold);
-                const int dx = sim_cand_dx(c), dy = sim_cand_dy(c);
-                const unsigned cc = cs[(ay + R + dy) * PW + ax + L + dx];
-                uint32_t tcell = own;
-                unsigned long long key = 0;
-                if (cc == GPU_MD_EMPTY) { /* inside the grid, not a wall, nobody on it */
-                    const int gx = md_axis(x0 + ax + dx, w, periodic);
-                    const int gy = md_axis(y0 + ay + dy, h, periodic);
-                    const uint32_t t = (uint32_t)((size_t)gy * w + gx);
-                    if (t != own) {
-                        key = sim_claim_key(rn, ag);
-                        atomicMax(&a.claim[t], key);
-                        tcell = t;
-                    }
-                }
-                const size_t at = (size_t)(lbase + (unsigned long long)(round + k));
-                a.lword[at] = gpu_md_word((unsigned)s, ag);
-                a.lcell[at] = own;
-                a.target[at] = tcell;
-                a.key[at] = key;
-            }
+            md_serve<PT, AT>(a, sp, (unsigned)s, P, cs, hwp, la, lp, cnt,
+                             lbase + (unsigned long long)round, x0, y0);
             __syncthreads(); /* the list is free for the next round */
         }
     }
@@ -792,6 +877,17 @@ static int sense_setup(md_sense_fn k, size_t smem, int *per_sm, sim_err *err)
     return SIM_OK;
 }
 
+/* 1 when some cell of the world is a wall (the map is kept on the host, keep_maps). */
+static int any_wall(const gpu_model *g)
+{
+    if (!g->h_walls)
+        return 0;
+    for (int64_t i = 0; i < g->cells; i++)
+        if (g->h_walls[i])
+            return 1;
+    return 0;
+}
+
 int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
 {
     gpu_md_plan *pl = &g->plan;
@@ -833,6 +929,10 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     /* The species of radius GPU_HZ_RC sum by the compiled-in instance, as the fast path's
      * tile sums do (-1: none, so that no radius matches). */
     pl->rc = gpu_hz_rc_enabled() ? GPU_HZ_RC : -1;
+    pl->plain = !any_wall(g);
+    for (int s = 0; s < g->p.n_species; s++)
+        for (int c = 0; c < (1 << GPU_MD_CODE_BITS); c++)
+            pl->plain &= g->p.sp[s].occ_score[c] == 0;
     GPU_TRY(sense_setup(sense_kernel_of(pl), pl->smem, &pl->per_sm, err));
     return SIM_OK;
 }
