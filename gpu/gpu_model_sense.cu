@@ -249,84 +249,122 @@ typedef struct md_terms {
     int nf;
 } md_terms;
 
+/* The region's groups of 4 cells (RS rows of NG = PW/4) taken in row order as one sequence of
+ * G = RS * NG, are split among the warps: warp w takes S consecutive groups from w * S on (S at
+ * least 2 * NG, so that a warp's range starts at most one row before the next range starts). */
+__device__ __forceinline__ void md_warp_groups(const gpu_md_plan &pl, int *begin, int *end)
+{
+    const int NG = pl.PW >> 2, G = pl.RS * NG, nw = blockDim.x >> 5, w = threadIdx.x >> 5;
+    int S = (G + nw - 1) / nw;
+    S = S < 2 * NG ? 2 * NG : S;
+    *begin = w * S < G ? w * S : G;
+    *end = *begin + S < G ? *begin + S : G;
+}
+
 /* The inclusive prefix rows of one species' combined score over the region: P[row * PW + j] =
- * the row's score summed over columns 0..j. A warp per row, a lane per group of 4 cells, 128
- * columns a pass: the lane sums its cells in registers, one warp scan adds the lanes up, a
- * carry crosses the passes. NF sensed fields (0 .. SIM_MAX_FIELDS, known at compile time so
- * that the loads sit in registers), ROWS rows a warp at once: their field loads are all issued
- * before the first is used. CODES off (a plain plan, gpu_model.h): every occupancy score is 0
- * and no cell is a wall, so a cell's score is its fields' terms (0 beyond a bounded grid) and
- * the codes are not read. No barrier. */
+ * the row's score summed over columns 0..j. A lane per group of 4 cells, each warp over its
+ * range of groups (md_warp_groups) 32 groups a pass, whatever rows they fall in (a region row of
+ * 22 groups would leave 10 lanes idle): the lane sums its cells in registers, one warp scan
+ * segmented by row adds the lanes up (lanes l and l-o share a row when the group's column k >=
+ * o), and a carry crosses the passes within a row. The part of the row a warp's range starts in
+ * lacks the previous range's sum; md_prefix_join adds it after a barrier. NF sensed fields (0 ..
+ * SIM_MAX_FIELDS, known at compile time so that the loads sit in registers), ROWS passes at
+ * once: their field loads are all issued before the first is used. CODES off (a plain plan,
+ * gpu_model.h): every occupancy score is 0 and no cell is a wall, so a cell's score is its
+ * fields' terms (0 beyond a bounded grid) and the codes are not read. No barrier. */
 template <typename PT, int NF, int ROWS, bool CODES>
 __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, const md_terms &tm,
                                                const md_sense_args &a, int ox, int oy,
                                                bool inside, bool vec)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int RS = a.plan.RS, PW = a.plan.PW, NG = PW >> 2;
-    for (int r0 = warp; r0 < RS; r0 += ROWS * nw) {
-        PT carry[ROWS];
+    const int lane = threadIdx.x & 31, NG = a.plan.PW >> 2;
+    int g_begin, g_end;
+    md_warp_groups(a.plan, &g_begin, &g_end);
+    /* this lane's group in the pass: its row and column, advanced 32 groups a pass */
+    int row = (g_begin + lane) / NG, k = (g_begin + lane) - row * NG;
+    PT carry = 0;
+    int crow = -1; /* the row the carry belongs to */
+    for (int g0 = g_begin; g0 < g_end; g0 += 32 * ROWS) {
+        float4 f[ROWS][NF > 0 ? NF : 1];
+        uint32_t c4[ROWS];
+        int rq[ROWS], kq[ROWS];
 #pragma unroll
-        for (int q = 0; q < ROWS; q++)
-            carry[q] = 0;
-        for (int g0 = 0; g0 < NG; g0 += 32) {
-            const int k = g0 + lane;
-            float4 f[ROWS][NF > 0 ? NF : 1];
-            uint32_t c4[ROWS];
+        for (int q = 0; q < ROWS; q++) {
+            rq[q] = row;
+            kq[q] = k;
+            const int g = g0 + 32 * q + lane;
+            const bool on = g < g_end;
+            const int gy = !on ? -1 : inside ? oy + row : md_axis(oy + row, a.h, a.periodic);
+            c4[q] = CODES && on ? cs32[g] : MD_OUT4;
 #pragma unroll
-            for (int q = 0; q < ROWS; q++) {
-                const int row = r0 + q * nw;
-                const int gy = row >= RS ? -1
-                               : inside  ? oy + row
-                                         : md_axis(oy + row, a.h, a.periodic);
-                const bool on = k < NG && gy >= 0;
-                c4[q] = CODES && k < NG && row < RS ? cs32[row * NG + k] : MD_OUT4;
-#pragma unroll
-                for (int t = 0; t < NF; t++)
-                    f[q][t] = on ? md_group(tm.fp[t], (size_t)gy * a.w, ox + 4 * k, a.w,
-                                            a.periodic, inside, vec)
-                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            }
-#pragma unroll
-            for (int q = 0; q < ROWS; q++) {
-                const int row = r0 + q * nw;
-                if (row >= RS)
-                    break; /* uniform across the warp */
-                PT v[4], fs[4] = {0, 0, 0, 0};
-#pragma unroll
-                for (int t = 0; t < NF; t++) {
-                    /* uint32 rows: products and sums modulo 2^32 (exact spans, above) */
-                    const PT wt = (PT)tm.fw[t];
-                    fs[0] += wt * (PT)sim_fix32(f[q][t].x);
-                    fs[1] += wt * (PT)sim_fix32(f[q][t].y);
-                    fs[2] += wt * (PT)sim_fix32(f[q][t].z);
-                    fs[3] += wt * (PT)sim_fix32(f[q][t].w);
-                }
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const unsigned c = (c4[q] >> (8 * e)) & 0xFFu;
-                    v[e] = CODES ? (PT)tm.occ[c] : fs[e];
-                    if (CODES && NF > 0 && ((MD_SCORING >> c) & 1u))
-                        v[e] += fs[e];
-                }
-                v[1] += v[0];
-                v[2] += v[1];
-                v[3] += v[2];
-                PT inc = v[3];
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    PT u = __shfl_up_sync(FULL_MASK, inc, o);
-                    if (lane >= o)
-                        inc += u;
-                }
-                const PT add = carry[q] + inc - v[3];
-                if (k < NG)
-                    md_store4(P + row * PW + 4 * k, v[0] + add, v[1] + add, v[2] + add,
-                              v[3] + add);
-                carry[q] += __shfl_sync(FULL_MASK, inc, 31);
+            for (int t = 0; t < NF; t++)
+                f[q][t] = gy >= 0 ? md_group(tm.fp[t], (size_t)gy * a.w, ox + 4 * k, a.w,
+                                             a.periodic, inside, vec)
+                                  : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            k += 32;
+            while (k >= NG) {
+                k -= NG;
+                row++;
             }
         }
+#pragma unroll
+        for (int q = 0; q < ROWS; q++) {
+            if (g0 + 32 * q >= g_end)
+                break; /* uniform across the warp */
+            const int g = g0 + 32 * q + lane;
+            PT v[4], fs[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int t = 0; t < NF; t++) {
+                /* uint32 rows: products and sums modulo 2^32 (exact spans, above) */
+                const PT wt = (PT)tm.fw[t];
+                fs[0] += wt * (PT)sim_fix32(f[q][t].x);
+                fs[1] += wt * (PT)sim_fix32(f[q][t].y);
+                fs[2] += wt * (PT)sim_fix32(f[q][t].z);
+                fs[3] += wt * (PT)sim_fix32(f[q][t].w);
+            }
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const unsigned c = (c4[q] >> (8 * e)) & 0xFFu;
+                v[e] = CODES ? (PT)tm.occ[c] : fs[e];
+                if (CODES && NF > 0 && ((MD_SCORING >> c) & 1u))
+                    v[e] += fs[e];
+            }
+            v[1] += v[0];
+            v[2] += v[1];
+            v[3] += v[2];
+            PT inc = v[3];
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                PT u = __shfl_up_sync(FULL_MASK, inc, o);
+                if (lane >= o && kq[q] >= o)
+                    inc += u;
+            }
+            const PT add = (rq[q] == crow ? carry : (PT)0) + inc - v[3];
+            if (g < g_end)
+                md_store4(P + 4 * g, v[0] + add, v[1] + add, v[2] + add, v[3] + add);
+            /* lane 31's row and inclusive value carry into the next pass */
+            carry = __shfl_sync(FULL_MASK, add + v[3], 31);
+            crow = __shfl_sync(FULL_MASK, rq[q], 31);
+        }
     }
+}
+
+/* After md_prefix_rows and a barrier: the part of the row that a warp's range starts in gets
+ * the sum of that row's earlier part (the previous range's last entry, which its own join does
+ * not touch: ranges are at least 2 * NG groups). The caller's barrier publishes it. */
+template <typename PT>
+__device__ __forceinline__ void md_prefix_join(PT *P, const gpu_md_plan &pl)
+{
+    const int lane = threadIdx.x & 31, NG = pl.PW >> 2;
+    int g_begin, g_end;
+    md_warp_groups(pl, &g_begin, &g_end);
+    const int k0 = g_begin % NG;
+    if (g_begin >= g_end || k0 == 0)
+        return; /* uniform across the warp */
+    const PT add = P[4 * g_begin - 1];
+    const int stop = 4 * (g_begin - k0 + NG); /* the row's end */
+    for (int e = 4 * g_begin + lane; e < stop; e += 32)
+        P[e] += add;
 }
 
 /* md_prefix_rows for the run-time field count and plan (uniform across the block): row batches
@@ -516,34 +554,44 @@ __device__ __forceinline__ uint32_t md_group_match(const uint32_t *cs32, const m
 
 /* The tile's agents of species s in one walk, in no particular order (the move list's order
  * changes no result: claims are settled by their keys, each agent deposits into its own cell):
- * a thread per group of 4 tile cells, a warp scan of the groups' counts and one shared-memory
- * atomic a warp place them at la/lp[*n ..]; entries past `chunk` are counted, not stored. The
- * caller's barrier publishes *n (zeroed before the walk). */
+ * a thread per group of 4 tile cells; a group holds at most 4 agents, so three ballots of its
+ * count's bits give each lane its place in the warp and the warp's total, and one shared-memory
+ * atomic a warp places the warp at la/lp[*n ..]; entries past `chunk` are counted, not stored.
+ * The caller's barrier publishes *n (zeroed before the walk). */
 __device__ __forceinline__ void md_list_walk(const uint32_t *cs32, const md_sense_args &a,
                                              int x0, int y0, unsigned s, uint32_t *la,
                                              uint32_t *lp, int *n)
 {
+    const gpu_md_plan &pl = a.plan;
     const int lane = threadIdx.x & 31, nt = blockDim.x;
-    const int TG = a.plan.T * a.plan.T / 4, chunk = a.plan.chunk;
+    const int TG = pl.T * pl.T / 4, chunk = pl.chunk;
+    const bool whole = x0 + pl.T <= a.w && y0 + pl.T <= a.h; /* no cell beyond the grid */
+    const unsigned below = (1u << lane) - 1u;
     for (int q0 = 0; q0 < TG; q0 += nt) {
         const int q = q0 + (int)threadIdx.x;
         int lx = 0, ly = 0;
-        uint32_t m = q < TG ? md_group_match(cs32, a, x0, y0, q, s, &lx, &ly) : 0u;
-        const int c = __popc(m) >> 3;
-        int x = c;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int u = __shfl_up_sync(FULL_MASK, x, o);
-            if (lane >= o)
-                x += u;
+        uint32_t m = 0;
+        if (q < TG) {
+            if (whole) {
+                ly = q >> (pl.log2T - 2);
+                lx = 4 * (q & ((pl.T >> 2) - 1));
+                m = __vcmpeq4(cs32[(pl.R + ly) * (pl.PW >> 2) + ((pl.L + lx) >> 2)],
+                              s * 0x01010101u);
+            } else {
+                m = md_group_match(cs32, a, x0, y0, q, s, &lx, &ly);
+            }
         }
-        const int wt = __shfl_sync(FULL_MASK, x, 31);
+        const int c = __popc(m) >> 3; /* 0 .. 4 */
+        const unsigned b0 = __ballot_sync(FULL_MASK, c & 1), b1 = __ballot_sync(FULL_MASK, c & 2),
+                       b2 = __ballot_sync(FULL_MASK, c & 4);
+        const int wt = __popc(b0) + 2 * __popc(b1) + 4 * __popc(b2);
         if (wt == 0)
             continue; /* uniform across the warp */
         int base = 0;
-        if (lane == 31)
+        if (lane == 0)
             base = atomicAdd(n, wt);
-        int k = __shfl_sync(FULL_MASK, base, 31) + x - c;
+        int k = __shfl_sync(FULL_MASK, base, 0) + __popc(b0 & below) + 2 * __popc(b1 & below) +
+                4 * __popc(b2 & below);
         while (m) {
             const int e = (__ffs(m) - 1) >> 3;
             m &= ~(0xFFu << (8 * e));
@@ -660,10 +708,11 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
 
         md_prefix<PT>(P, cs32, tm, a, ox, oy, inside, vec);
 
-        /* The tile's agents of species s in one walk; the barrier publishes P, the list and
-         * its length. */
+        /* The tile's agents of species s in one walk; the barrier publishes the prefix rows'
+         * ranges, the list and its length. */
         md_list_walk(cs32, a, x0, y0, (unsigned)s, la, lp, &nlist);
         __syncthreads();
+        md_prefix_join<PT>(P, pl); /* published by the barriers below */
         const int total = nlist;
         if (total <= chunk) {
             if (tid == 0 && total > 0)
