@@ -246,19 +246,47 @@ typedef struct md_terms {
     const float *fp[SIM_MAX_FIELDS];
     int32_t fw[SIM_MAX_FIELDS];
     int32_t occ[1 << GPU_MD_CODE_BITS];
-    int nf;
+    int nf, radius;
 } md_terms;
 
+/* Every species' terms into shared memory, warp s for species s, so that their loads overlap
+ * the codes' (the barrier after the codes publishes them). */
+__device__ __forceinline__ void md_load_terms(md_terms *tms, const md_sense_args &a)
+{
+    const int lane = threadIdx.x & 31, s = threadIdx.x >> 5;
+    if (s >= a.n_species)
+        return;
+    const gpu_md_species *sp = &a.params->sp[s];
+    md_terms &t = tms[s];
+    if (lane < (1 << GPU_MD_CODE_BITS))
+        t.occ[lane] = sp->occ_score[lane];
+    if (lane < SIM_MAX_FIELDS) {
+        t.fp[lane] = lane < sp->n_fterm ? md_field(a.field, sp->fterm_field[lane]) : NULL;
+        t.fw[lane] = sp->fterm_w[lane];
+    }
+    if (lane == 0) {
+        t.nf = sp->n_fterm;
+        t.radius = sp->radius;
+    }
+}
+
 /* The region's groups of 4 cells (RS rows of NG = PW/4) taken in row order as one sequence of
- * G = RS * NG, are split among the warps: warp w takes S consecutive groups from w * S on (S at
- * least 2 * NG, so that a warp's range starts at most one row before the next range starts). */
+ * G = RS * NG, are split among the warps: warp w takes gS consecutive groups from w * gS on (the
+ * plan's gS is at least 2 * NG, so that a warp's range starts at most one row before the next
+ * range starts). */
 __device__ __forceinline__ void md_warp_groups(const gpu_md_plan &pl, int *begin, int *end)
 {
-    const int NG = pl.PW >> 2, G = pl.RS * NG, nw = blockDim.x >> 5, w = threadIdx.x >> 5;
-    int S = (G + nw - 1) / nw;
-    S = S < 2 * NG ? 2 * NG : S;
-    *begin = w * S < G ? w * S : G;
-    *end = *begin + S < G ? *begin + S : G;
+    const int G = pl.RS * (pl.PW >> 2), b = (int)(threadIdx.x >> 5) * pl.gS;
+    *begin = b < G ? b : G;
+    *end = *begin + pl.gS < G ? *begin + pl.gS : G;
+}
+
+/* The row of group g: (g + 0.5) / NG by the plan's float reciprocal, exact while g < 2^22 (the
+ * relative error, at most 2^-23, stays under the 0.5 / NG by which the quotient clears an
+ * integer; a region has a few thousand groups). */
+__device__ __forceinline__ int md_group_row(const gpu_md_plan &pl, int g)
+{
+    return (int)(((float)g + 0.5f) * pl.inv_ng);
 }
 
 /* The inclusive prefix rows of one species' combined score over the region: P[row * PW + j] =
@@ -281,7 +309,7 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
     int g_begin, g_end;
     md_warp_groups(a.plan, &g_begin, &g_end);
     /* this lane's group in the pass: its row and column, advanced 32 groups a pass */
-    int row = (g_begin + lane) / NG, k = (g_begin + lane) - row * NG;
+    int row = md_group_row(a.plan, g_begin + lane), k = (g_begin + lane) - row * NG;
     PT carry = 0;
     int crow = -1; /* the row the carry belongs to */
     for (int g0 = g_begin; g0 < g_end; g0 += 32 * ROWS) {
@@ -358,7 +386,7 @@ __device__ __forceinline__ void md_prefix_join(PT *P, const gpu_md_plan &pl)
     const int lane = threadIdx.x & 31, NG = pl.PW >> 2;
     int g_begin, g_end;
     md_warp_groups(pl, &g_begin, &g_end);
-    const int k0 = g_begin % NG;
+    const int k0 = g_begin - md_group_row(pl, g_begin) * NG;
     if (g_begin >= g_end || k0 == 0)
         return; /* uniform across the warp */
     const PT add = P[4 * g_begin - 1];
@@ -661,7 +689,7 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
         return; /* the whole grid */
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int hwp[2 * SIM_MAX_RADIUS + 5];
-    __shared__ md_terms tm;
+    __shared__ md_terms tms[SIM_MAX_SPECIES];
     __shared__ int wsum[GPU_MD_THREADS / 32];
     __shared__ int nlist;                /* this species' agents on the tile (md_list_walk) */
     __shared__ unsigned long long lbase; /* this tile's species' places in the move list */
@@ -685,26 +713,25 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
     const bool vec = (w & 3) == 0;
     const int TG = T * T / 4; /* groups of 4 cells in the tile */
 
+    /* the first species' radius read before the codes, used after them */
+    const unsigned todo = a.mask & ((1u << a.n_species) - 1u);
+    const int s0 = __ffs(todo) - 1;
+    const int r0 = s0 >= 0 ? a.params->sp[s0].radius : 0;
+    md_load_terms(tms, a);
     md_load_codes(cs32, a, ox, oy, inside, vec);
 
-    for (int s = 0; s < a.n_species; s++) {
-        if (!((a.mask >> s) & 1u))
+    for (int s = s0; s >= 0 && s < a.n_species; s++) {
+        if (!((todo >> s) & 1u))
             continue;
         const gpu_md_species *sp = &a.params->sp[s];
-        const int r = sp->radius;
+        const md_terms &tm = tms[s];
+        /* the terms are published by the first barrier, the first species' radius is known */
+        const int r = s == s0 ? r0 : tm.radius;
         for (int i = tid; i <= 2 * r + 4; i += nt)
             hwp[i] = sim_disk_halfwidth(r, i - r - 2); /* -1 outside the disk */
-        if (tid < (1 << GPU_MD_CODE_BITS))
-            tm.occ[tid] = sp->occ_score[tid];
-        if (tid < SIM_MAX_FIELDS) {
-            tm.fp[tid] = tid < sp->n_fterm ? md_field(a.field, sp->fterm_field[tid]) : NULL;
-            tm.fw[tid] = sp->fterm_w[tid];
-        }
-        if (tid == 0) {
-            tm.nf = sp->n_fterm;
+        if (tid == 0)
             nlist = 0;
-        }
-        __syncthreads(); /* codes, tables; the previous species' agents are done */
+        __syncthreads(); /* codes, terms, tables; the previous species' agents are done */
 
         md_prefix<PT>(P, cs32, tm, a, ox, oy, inside, vec);
 
@@ -974,6 +1001,10 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     pl->ntx = (g->p.w + pl->T - 1) / pl->T;
     pl->nty = (g->p.h + pl->T - 1) / pl->T;
     pl->smem = sense_smem(pl->T, pl->R, pe, pl->chunk);
+    const int NG = pl->PW / 4, nw = GPU_MD_THREADS / 32;
+    pl->gS = (pl->RS * NG + nw - 1) / nw;
+    pl->gS = pl->gS < 2 * NG ? 2 * NG : pl->gS;
+    pl->inv_ng = 1.0f / (float)NG;
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
     /* The species of radius GPU_HZ_RC sum by the compiled-in instance, as the fast path's
      * tile sums do (-1: none, so that no radius matches). */
