@@ -183,9 +183,6 @@ typedef struct gpu_md_plan {
      * and the codes are loaded for the tile and its one-cell border only (the listing and the
      * candidates read nothing else) */
     int plain;
-    /* the prefix rows' groups of 4 cells a warp (md_prefix_rows), and 1 / (PW / 4) */
-    int gS;
-    float inv_ng;
     size_t smem;
 } gpu_md_plan;
 

@@ -270,32 +270,22 @@ __device__ __forceinline__ void md_load_terms(md_terms *tms, const md_sense_args
     }
 }
 
-/* The region's groups of 4 cells (RS rows of NG = PW/4) taken in row order as one sequence of
- * G = RS * NG, are split among the warps: warp w takes gS consecutive groups from w * gS on (the
- * plan's gS is at least 2 * NG, so that a warp's range starts at most one row before the next
- * range starts). */
-__device__ __forceinline__ void md_warp_groups(const gpu_md_plan &pl, int *begin, int *end)
+/* The region's rows split among the warps: warp w takes rows RS * w / nw .. RS * (w + 1) / nw
+ * (its range of groups of 4 cells, in row order; every range starts at a row's start). */
+__device__ __forceinline__ void md_warp_rows(const gpu_md_plan &pl, int *begin, int *end)
 {
-    const int G = pl.RS * (pl.PW >> 2), b = (int)(threadIdx.x >> 5) * pl.gS;
-    *begin = b < G ? b : G;
-    *end = *begin + pl.gS < G ? *begin + pl.gS : G;
-}
-
-/* The row of group g: (g + 0.5) / NG by the plan's float reciprocal, exact while g < 2^22 (the
- * relative error, at most 2^-23, stays under the 0.5 / NG by which the quotient clears an
- * integer; a region has a few thousand groups). */
-__device__ __forceinline__ int md_group_row(const gpu_md_plan &pl, int g)
-{
-    return (int)(((float)g + 0.5f) * pl.inv_ng);
+    constexpr int nw = GPU_MD_THREADS / 32;
+    const int w = (int)(threadIdx.x >> 5);
+    *begin = pl.RS * w / nw;
+    *end = pl.RS * (w + 1) / nw;
 }
 
 /* The inclusive prefix rows of one species' combined score over the region: P[row * PW + j] =
  * the row's score summed over columns 0..j. A lane per group of 4 cells, each warp over its
- * range of groups (md_warp_groups) 32 groups a pass, whatever rows they fall in (a region row of
- * 22 groups would leave 10 lanes idle): the lane sums its cells in registers, one warp scan
- * segmented by row adds the lanes up (lanes l and l-o share a row when the group's column k >=
- * o), and a carry crosses the passes within a row. The part of the row a warp's range starts in
- * lacks the previous range's sum; md_prefix_join adds it after a barrier. NF sensed fields (0 ..
+ * rows (md_warp_rows) 32 groups a pass, whatever rows they fall in (a region row of 22 groups
+ * would leave 10 lanes idle): the lane sums its cells in registers, one warp scan segmented by
+ * row adds the lanes up (lanes l and l-o share a row when the group's column k >= o), and a
+ * carry crosses the passes within a row. NF sensed fields (0 ..
  * SIM_MAX_FIELDS, known at compile time so that the loads sit in registers), ROWS passes at
  * once: their field loads are all issued before the first is used. CODES off (a plain plan,
  * gpu_model.h): every occupancy score is 0 and no cell is a wall, so a cell's score is its
@@ -306,10 +296,15 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
                                                bool inside, bool vec)
 {
     const int lane = threadIdx.x & 31, NG = a.plan.PW >> 2;
-    int g_begin, g_end;
-    md_warp_groups(a.plan, &g_begin, &g_end);
+    int row, row_end;
+    md_warp_rows(a.plan, &row, &row_end);
+    const int g_begin = row * NG, g_end = row_end * NG;
     /* this lane's group in the pass: its row and column, advanced 32 groups a pass */
-    int row = md_group_row(a.plan, g_begin + lane), k = (g_begin + lane) - row * NG;
+    int k = lane;
+    while (k >= NG) {
+        k -= NG;
+        row++;
+    }
     PT carry = 0;
     int crow = -1; /* the row the carry belongs to */
     for (int g0 = g_begin; g0 < g_end; g0 += 32 * ROWS) {
@@ -375,24 +370,6 @@ __device__ __forceinline__ void md_prefix_rows(PT *P, const uint32_t *cs32, cons
             crow = __shfl_sync(FULL_MASK, rq[q], 31);
         }
     }
-}
-
-/* After md_prefix_rows and a barrier: the part of the row that a warp's range starts in gets
- * the sum of that row's earlier part (the previous range's last entry, which its own join does
- * not touch: ranges are at least 2 * NG groups). The caller's barrier publishes it. */
-template <typename PT>
-__device__ __forceinline__ void md_prefix_join(PT *P, const gpu_md_plan &pl)
-{
-    const int lane = threadIdx.x & 31, NG = pl.PW >> 2;
-    int g_begin, g_end;
-    md_warp_groups(pl, &g_begin, &g_end);
-    const int k0 = g_begin - md_group_row(pl, g_begin) * NG;
-    if (g_begin >= g_end || k0 == 0)
-        return; /* uniform across the warp */
-    const PT add = P[4 * g_begin - 1];
-    const int stop = 4 * (g_begin - k0 + NG); /* the row's end */
-    for (int e = 4 * g_begin + lane; e < stop; e += 32)
-        P[e] += add;
 }
 
 /* md_prefix_rows for the run-time field count and plan (uniform across the block): row batches
@@ -632,54 +609,72 @@ __device__ __forceinline__ void md_list_walk(const uint32_t *cs32, const md_sens
     }
 }
 
-/* One thread per listed agent (la/lp[0 .. cnt), the list's places lbase + round ..): its 9
- * sums, the decision (sim_decide) and the claim of an empty target; the move list's entry. */
+/* The move list's entry of one served agent (gpu_model.h). */
+typedef struct md_entry {
+    uint32_t word, cell, target;
+    unsigned long long key;
+} md_entry;
+
+/* Listed agent k (la/lp[k]) of species s: its 9 sums, the decision (sim_decide) and the claim
+ * of an empty target. */
+template <typename PT, typename AT>
+__device__ __forceinline__ md_entry md_serve_one(const md_sense_args &a, const gpu_md_species *sp,
+                                                 unsigned s, const PT *P, const uint8_t *cs,
+                                                 const int *hwp, const uint32_t *la,
+                                                 const uint32_t *lp, int k, int x0, int y0)
+{
+    const gpu_md_plan &pl = a.plan;
+    const int L = pl.L, R = pl.R, PW = pl.PW, r = sp->radius, w = a.w, h = a.h;
+    const uint32_t own = la[k], pos = lp[k];
+    const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
+    const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
+    const uint32_t id = __ldg(a.id[*a.cur] + ag);
+    int64_t sl[9], s9[SIM_NCAND];
+    if (r == pl.rc) /* the radius compiled in: straight-line sums */
+        md_sparse_sums_c<PT, AT, GPU_HZ_RC>(P, PW, ax + L, ay + R, sl);
+    else
+        md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
+#pragma unroll
+    for (int c = 0; c < SIM_NCAND; c++) {
+        const unsigned cc = cs[(ay + R + sim_cand_dy(c)) * PW + ax + L + sim_cand_dx(c)];
+        s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID : sl[sim_cand_slot(c)];
+    }
+    const sim_u32x4 rn = sim_random(a.seed, a.step, id, SIM_RNG_STEP);
+    const int c = sim_decide(s9, rn, sp->threshold);
+    const int dx = sim_cand_dx(c), dy = sim_cand_dy(c);
+    const unsigned cc = cs[(ay + R + dy) * PW + ax + L + dx];
+    md_entry e = {gpu_md_word(s, ag), own, own, 0ull};
+    if (cc == GPU_MD_EMPTY) { /* inside the grid, not a wall, nobody on it */
+        const int gx = md_axis(x0 + ax + dx, w, a.periodic);
+        const int gy = md_axis(y0 + ay + dy, h, a.periodic);
+        const uint32_t t = (uint32_t)((size_t)gy * w + gx);
+        if (t != own) {
+            e.key = sim_claim_key(rn, ag);
+            atomicMax(&a.claim[t], e.key);
+            e.target = t;
+        }
+    }
+    return e;
+}
+
+__device__ __forceinline__ void md_entry_put(const md_sense_args &a, size_t at, const md_entry &e)
+{
+    a.lword[at] = e.word;
+    a.lcell[at] = e.cell;
+    a.target[at] = e.target;
+    a.key[at] = e.key;
+}
+
+/* One thread per listed agent (la/lp[0 .. cnt)), its entry at the list's place at0 + k. */
 template <typename PT, typename AT>
 __device__ __forceinline__ void md_serve(const md_sense_args &a, const gpu_md_species *sp,
                                          unsigned s, const PT *P, const uint8_t *cs,
                                          const int *hwp, const uint32_t *la, const uint32_t *lp,
                                          int cnt, unsigned long long at0, int x0, int y0)
 {
-    const gpu_md_plan &pl = a.plan;
-    const int L = pl.L, R = pl.R, PW = pl.PW, r = sp->radius, w = a.w, h = a.h;
-    const uint32_t *ids = a.id[*a.cur];
-    for (int k = threadIdx.x; k < cnt; k += blockDim.x) {
-        const uint32_t own = la[k], pos = lp[k];
-        const uint32_t ag = gpu_md_index(__ldg(a.occ + own));
-        const int ax = (int)(pos & 0xFFFFu), ay = (int)(pos >> 16);
-        const uint32_t id = __ldg(ids + ag);
-        int64_t sl[9], s9[SIM_NCAND];
-        if (r == pl.rc) /* the radius compiled in: straight-line sums */
-            md_sparse_sums_c<PT, AT, GPU_HZ_RC>(P, PW, ax + L, ay + R, sl);
-        else
-            md_sparse_sums<PT, AT>(P, PW, hwp, r, ax + L, ay + R, sl);
-#pragma unroll
-        for (int c = 0; c < SIM_NCAND; c++) {
-            const unsigned cc = cs[(ay + R + sim_cand_dy(c)) * PW + ax + L + sim_cand_dx(c)];
-            s9[c] = cc == GPU_MD_WALL || cc == GPU_MD_OUT ? SIM_SUM_INVALID : sl[sim_cand_slot(c)];
-        }
-        const sim_u32x4 rn = sim_random(a.seed, a.step, id, SIM_RNG_STEP);
-        const int c = sim_decide(s9, rn, sp->threshold);
-        const int dx = sim_cand_dx(c), dy = sim_cand_dy(c);
-        const unsigned cc = cs[(ay + R + dy) * PW + ax + L + dx];
-        uint32_t tcell = own;
-        unsigned long long key = 0;
-        if (cc == GPU_MD_EMPTY) { /* inside the grid, not a wall, nobody on it */
-            const int gx = md_axis(x0 + ax + dx, w, a.periodic);
-            const int gy = md_axis(y0 + ay + dy, h, a.periodic);
-            const uint32_t t = (uint32_t)((size_t)gy * w + gx);
-            if (t != own) {
-                key = sim_claim_key(rn, ag);
-                atomicMax(&a.claim[t], key);
-                tcell = t;
-            }
-        }
-        const size_t at = (size_t)(at0 + (unsigned long long)k);
-        a.lword[at] = gpu_md_word(s, ag);
-        a.lcell[at] = own;
-        a.target[at] = tcell;
-        a.key[at] = key;
-    }
+    for (int k = threadIdx.x; k < cnt; k += blockDim.x)
+        md_entry_put(a, (size_t)(at0 + (unsigned long long)k),
+                     md_serve_one<PT, AT>(a, sp, s, P, cs, hwp, la, lp, k, x0, y0));
 }
 
 template <typename PT, typename AT, int MINB>
@@ -735,14 +730,24 @@ __global__ void __launch_bounds__(GPU_MD_THREADS, MINB) md_sense_kernel(md_sense
 
         md_prefix<PT>(P, cs32, tm, a, ox, oy, inside, vec);
 
-        /* The tile's agents of species s in one walk; the barrier publishes the prefix rows'
-         * ranges, the list and its length. */
+        /* The tile's agents of species s in one walk; the barrier publishes the prefix rows,
+         * the list and its length. */
         md_list_walk(cs32, a, x0, y0, (unsigned)s, la, lp, &nlist);
         __syncthreads();
-        md_prefix_join<PT>(P, pl); /* published by the barriers below */
         const int total = nlist;
+        if (total <= nt) { /* an agent a thread at most: its entry waits in registers */
+            if (tid == 0 && total > 0) /* published by the barrier below */
+                lbase = atomicAdd(a.listed, (unsigned long long)total);
+            md_entry e = {0u, 0u, 0u, 0ull};
+            if (tid < total)
+                e = md_serve_one<PT, AT>(a, sp, (unsigned)s, P, cs, hwp, la, lp, tid, x0, y0);
+            __syncthreads(); /* the list is free for the next species; lbase is known */
+            if (tid < total)
+                md_entry_put(a, (size_t)(lbase + (unsigned long long)tid), e);
+            continue;
+        }
         if (total <= chunk) {
-            if (tid == 0 && total > 0)
+            if (tid == 0)
                 lbase = atomicAdd(a.listed, (unsigned long long)total);
             __syncthreads();
             md_serve<PT, AT>(a, sp, (unsigned)s, P, cs, hwp, la, lp, total, lbase, x0, y0);
@@ -1001,10 +1006,6 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     pl->ntx = (g->p.w + pl->T - 1) / pl->T;
     pl->nty = (g->p.h + pl->T - 1) / pl->T;
     pl->smem = sense_smem(pl->T, pl->R, pe, pl->chunk);
-    const int NG = pl->PW / 4, nw = GPU_MD_THREADS / 32;
-    pl->gS = (pl->RS * NG + nw - 1) / nw;
-    pl->gS = pl->gS < 2 * NG ? 2 * NG : pl->gS;
-    pl->inv_ng = 1.0f / (float)NG;
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
     /* The species of radius GPU_HZ_RC sum by the compiled-in instance, as the fast path's
      * tile sums do (-1: none, so that no radius matches). */
