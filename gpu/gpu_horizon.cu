@@ -17,6 +17,7 @@
  * int64 rows they replace. */
 #include <atomic>
 #include <stdlib.h>
+#include <string.h>
 #include "gpu_backend.h"
 #include "gpu_check.h"
 #include "gpu_horizon.h"
@@ -413,10 +414,16 @@ static int sell_fits(const gpu_hz_plan *p, int optin, int *fits, sim_err *err)
     return SIM_OK;
 }
 
-int gpu_hz_rc_enabled(void)
+int gpu_hz_rc_enabled(int *on, sim_err *err)
 {
     const char *env = getenv("HORIZON_HZ_RC"); /* a measuring aid: 0 turns it off */
-    return !(env && env[0] == '0' && !env[1]);
+    *on = 1;
+    if (!env || !*env)
+        return SIM_OK;
+    if (strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return sim_err_set(err, SIM_EINVAL, "HORIZON_HZ_RC=%s: allowed 0 or 1", env);
+    *on = env[0] == '1';
+    return SIM_OK;
 }
 
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)
@@ -443,7 +450,9 @@ int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p
     }
     p->mapping = mapping;
     p->many = g->small && g->ntiles >= GPU_HZ_MANY_TILES;
-    p->rc = gpu_hz_rc_enabled() && mode == GPU_HMODE_SPARSE && mapping != GPU_MAP_SELL &&
+    int rc_on = 1;
+    GPU_TRY(gpu_hz_rc_enabled(&rc_on, err));
+    p->rc = rc_on && mode == GPU_HMODE_SPARSE && mapping != GPU_MAP_SELL &&
                     g->small && g->r == GPU_HZ_RC
                 ? GPU_HZ_RC
                 : 0;

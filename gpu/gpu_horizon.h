@@ -27,9 +27,10 @@ typedef struct gpu_hz_geom {
     int ntx, nty, ntiles;
 } gpu_hz_geom;
 
-/* 1 unless HORIZON_HZ_RC=0 (a measuring aid) turns off the instances with the radius
- * GPU_HZ_RC compiled in: the tile-sum kernel's (gpu_hz_plan's rc) and the model engine's. */
-int gpu_hz_rc_enabled(void);
+/* *on = 1 unless HORIZON_HZ_RC=0 (a measuring aid) turns off the instances with the radius
+ * GPU_HZ_RC compiled in: the tile-sum kernel's (gpu_hz_plan's rc) and the model engine's. Unset
+ * or empty, or 1: on; any other value is refused (SIM_EINVAL, naming it). */
+int gpu_hz_rc_enabled(int *on, sim_err *err);
 
 /* A launch plan: geometry, mode (GPU_HMODE_DENSE/SPARSE), mapping (GPU_MAP_*, the one that runs:
  * GPU_MAP_SELL only where it can, see gpu_hz_plan_make), persistent grid size and dynamic shared

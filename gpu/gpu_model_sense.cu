@@ -1009,7 +1009,9 @@ int gpu_md_plan_make(gpu_model *g, int tile, int minb, sim_err *err)
     pl->minb = minb > 0 ? minb : GPU_MD_MINB;
     /* The species of radius GPU_HZ_RC sum by the compiled-in instance, as the fast path's
      * tile sums do (-1: none, so that no radius matches). */
-    pl->rc = gpu_hz_rc_enabled() ? GPU_HZ_RC : -1;
+    int rc_on = 1;
+    GPU_TRY(gpu_hz_rc_enabled(&rc_on, err));
+    pl->rc = rc_on ? GPU_HZ_RC : -1;
     pl->plain = !any_wall(g);
     for (int s = 0; s < g->p.n_species; s++)
         for (int c = 0; c < (1 << GPU_MD_CODE_BITS); c++)

@@ -113,6 +113,14 @@ HORIZON_JF_PERSIST=0 compare nopersist "$S/default.ini" --steps 84 --stats-every
 refuses HORIZON_JF_PERSIST x badjp
 echo "ok: HORIZON_JF_PERSIST"
 
+# The tile-sum kernel has an instance with the radius GPU_HZ_RC (8) compiled in;
+# HORIZON_HZ_RC=0 (a measuring aid) runs the general loop instead: the same results. Any other
+# value than 0 or 1 is refused, naming the variable.
+HORIZON_HZ_RC=0 compare norc "$S/default.ini" --steps 30 --set world.width=160 \
+    --set world.height=96
+refuses HORIZON_HZ_RC 2 badrc
+echo "ok: HORIZON_HZ_RC"
+
 # A tiny world's long run: its batches (statistics every 100th step) run whole in the one-block
 # kernel; the rows and the end equal the CPU's.
 for b in cpu cuda; do
