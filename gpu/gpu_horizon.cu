@@ -359,22 +359,33 @@ static int plan_tile_instance(const gpu_hz_plan *p, int optin, int *blocks_per_s
                        optin, blocks_per_sm, err);
 }
 
-/* The instance a plan launches: MANY only with small disks (the others are the same), the
- * compiled-in radius (p->rc) only in sparse mode with small disks. */
-template <int MODE, bool SMALL, class OUT>
-static int plan_tile_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+/* The tile kernel's MANY and RC arguments as a type, for with_tile_instance's callers. */
+template <bool M, int R> struct tile_args {
+    static constexpr bool many = M;
+    static constexpr int rc = R;
+};
+
+/* f(tile_args<MANY, RC>{}) for the instance of hz_tile_kernel<MODE, SMALL, OUT, MANY, RC> that
+ * plan p launches: MANY only with small disks (the others are the same), the compiled-in
+ * radius (p->rc) only in sparse mode with small disks. The plan and the launch both choose
+ * through it. */
+template <int MODE, bool SMALL, class F>
+static int with_tile_instance(const gpu_hz_plan *p, F &&f)
 {
     if constexpr (MODE == GPU_HMODE_SPARSE && SMALL) {
         if (p->rc == GPU_HZ_RC)
-            return p->many
-                       ? plan_tile_instance<MODE, SMALL, OUT, true, GPU_HZ_RC>(p, optin,
-                                                                             blocks_per_sm, err)
-                       : plan_tile_instance<MODE, SMALL, OUT, false, GPU_HZ_RC>(p, optin,
-                                                                              blocks_per_sm, err);
+            return p->many ? f(tile_args<true, GPU_HZ_RC>{}) : f(tile_args<false, GPU_HZ_RC>{});
     }
-    if (SMALL && p->many)
-        return plan_tile_instance<MODE, SMALL, OUT, SMALL, 0>(p, optin, blocks_per_sm, err);
-    return plan_tile_instance<MODE, SMALL, OUT, false, 0>(p, optin, blocks_per_sm, err);
+    return SMALL && p->many ? f(tile_args<SMALL, 0>{}) : f(tile_args<false, 0>{});
+}
+
+template <int MODE, bool SMALL, class OUT>
+static int plan_tile_kernel(const gpu_hz_plan *p, int optin, int *blocks_per_sm, sim_err *err)
+{
+    return with_tile_instance<MODE, SMALL>(p, [&](auto i) -> int {
+        return plan_tile_instance<MODE, SMALL, OUT, decltype(i)::many, decltype(i)::rc>(
+            p, optin, blocks_per_sm, err);
+    });
 }
 
 template <bool SMALL, class OUT>
@@ -487,18 +498,14 @@ static int launch_tiles(const gpu_hz_plan *p, const gpu_hz_agents *ag, const flo
 {
     if (p->mapping == GPU_MAP_DYNAMIC && !queue_zeroed)
         GPU_CHECK(err, cudaMemsetAsync(d_queue, 0, sizeof(unsigned), s));
-    /* MANY only with small disks (the other instances are the same kernel); the compiled-in
-     * radius as planned (plan_tile_kernel). */
-    auto *kernel = SMALL && p->many ? hz_tile_kernel<MODE, SMALL, OUT, SMALL>
-                                    : hz_tile_kernel<MODE, SMALL, OUT, false>;
-    if constexpr (MODE == GPU_HMODE_SPARSE && SMALL) {
-        if (p->rc == GPU_HZ_RC)
-            kernel = p->many ? hz_tile_kernel<MODE, SMALL, OUT, true, GPU_HZ_RC>
-                             : hz_tile_kernel<MODE, SMALL, OUT, false, GPU_HZ_RC>;
-    }
-    GPU_CHECK(err, gpu_launch(out.pdl(), kernel, p->blocks, GPU_HZ_THREADS, p->smem, s, p->g,
-                              d_field, ag->ids, ag->cells, ag->begin, ag->by_q, p->mapping,
-                              d_queue, out));
+    GPU_TRY(with_tile_instance<MODE, SMALL>(p, [&](auto i) -> int {
+        GPU_CHECK(err, gpu_launch(out.pdl(),
+                                  hz_tile_kernel<MODE, SMALL, OUT, decltype(i)::many,
+                                                 decltype(i)::rc>,
+                                  p->blocks, GPU_HZ_THREADS, p->smem, s, p->g, d_field, ag->ids,
+                                  ag->cells, ag->begin, ag->by_q, p->mapping, d_queue, out));
+        return SIM_OK;
+    }));
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }
