@@ -27,12 +27,12 @@
  * Codes first (4 packed in a word of shared memory, for every species; a plain plan, no
  * occupancy senses and no walls, loads only the tile's and its border's), then per species: the
  * prefix rows; the tile's agents of that species (a thread per group of 4 tile cells finds them
- * with one byte-wise compare, a warp scan and a shared atomic a warp list them in one walk; a
+ * with one byte-wise compare, three ballots and a shared atomic a warp list them in one walk; a
  * tile with more than `chunk` of them lists them in rounds of `chunk` in the tile's order, by a
- * block scan); one thread per agent sums its 9 candidates (the fast path's sparse sums: 2r+3 rows, the spans
- * shared between candidates), decides and claims. Shared memory: RS x PW prefix entries (4 or
- * 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at T = 64, r = 4 and
- * ~44 KB at r = 8 (5 blocks per multiprocessor). */
+ * block scan); one thread per agent sums its 9 candidates (the fast path's sparse sums: 2r+3
+ * rows, the spans shared between candidates), decides and claims. Shared memory: RS x PW
+ * prefix entries (4 or 8 B), chunk x 8 B of agent and position, RS x PW code bytes: ~38 KB at
+ * T = 64, r = 4 and ~44 KB at r = 8 (5 blocks per multiprocessor). */
 #include <math.h>
 #include <string.h>
 
@@ -241,7 +241,8 @@ __device__ __forceinline__ void md_load_codes(uint32_t *cs32, const md_sense_arg
         }
 }
 
-/* Species terms as md_prefix_rows reads them (shared memory, set per species). */
+/* Species terms as md_prefix_rows reads them (shared memory, every species' loaded once a block
+ * by md_load_terms). */
 typedef struct md_terms {
     const float *fp[SIM_MAX_FIELDS];
     int32_t fw[SIM_MAX_FIELDS];
