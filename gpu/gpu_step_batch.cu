@@ -28,9 +28,12 @@
  * (a chain of 512 dependent double additions, ~10 us) beside the next step, which the step after
  * must wait for. So a batched step with statistics keeps only its residual; its pass also writes
  * the field into a snapshot slot and its move the agents' (id, cell), and gpu_stats_defer sums
- * and hashes up to defer.cap steps at once (their column chains side by side) when the slots are
- * wanted again and at the chunk's end. The snapshots (GPU_ST_DEFER_BYTES at most) are taken on
- * the first batch with statistics; without them the batch runs the other way.
+ * and hashes many steps at once (their column chains side by side): each time half the
+ * defer.cap slots are filled, and at the chunk's end, on the stats stream beside the steps that
+ * follow (defer_aside); a step that would write a slot still being read waits for that pass.
+ * On the same stream as the steps, the passes cost the default scenario 2% more (gpu/BENCH.md,
+ * round 13). The snapshots (GPU_ST_DEFER_BYTES at most) are taken on the first batch with
+ * statistics; without them the batch runs the other way.
  *
  * Small worlds (gpu_step_resident_use) run the batch's runs of steps without statistics in the
  * resident kernel instead (gpu_step_resident.cu): one launch for the whole run; tiny worlds run
@@ -183,6 +186,18 @@ static int stats_aside(gpu_state *st, int k, int j, sim_err *err)
     return SIM_OK;
 }
 
+/* Deferred steps j0 .. j0 + m - 1 (gpu_stats_defer) on the stats stream, beside the steps that
+ * follow; ev_counted[0] marks their end (and that of every such pass before them). */
+static int defer_aside(gpu_state *st, int j0, int m, sim_err *err)
+{
+    GPU_CHECK(err, cudaEventRecord(st->ev_stepped, st->stream));
+    GPU_CHECK(err, cudaStreamWaitEvent(st->stats, st->ev_stepped, 0));
+    GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, j0, m, st->d_ctl_ring, st->d_colsum_ring,
+                            st->stats, err));
+    GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
+    return SIM_OK;
+}
+
 /* n steps (1 <= n <= SIM_STEP_BATCH_MAX) of which at most ring_cap want statistics: launched
  * back to back, read back once. */
 static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, sim_stats *out,
@@ -193,6 +208,10 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     const int defer = gpu_step_stats_fused(st) && st->defer.cap > 0;
     const int aside = gpu_step_stats_fused(st) && !defer;
     int pending = 0; /* deferred steps not yet computed: the last of the nstats so far */
+    /* The first deferred step handed to the stats stream whose end the steps have not waited
+     * for (-1: none): its slot is written again by statistics step busy + cap. */
+    int busy = -1;
+    const int halfway = (int)st->defer.cap / 2;
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
@@ -211,10 +230,17 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
             same++;
         if (!(g > 1 && same == g))
             same = 1;
-        if (defer && w && pending + same > (int)st->defer.cap) { /* their slots are wanted */
-            GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, nstats - pending, pending,
-                                    st->d_ctl_ring, st->d_colsum_ring, s, err));
+        /* Half the slots filled (or too few left for this run): their statistics beside the
+         * next steps; a run that would write a slot still being read waits for them. */
+        if (defer && w && (pending >= halfway || pending + same > (int)st->defer.cap)) {
+            GPU_TRY(defer_aside(st, nstats - pending, pending, err));
+            if (busy < 0)
+                busy = nstats - pending;
             pending = 0;
+        }
+        if (defer && w && busy >= 0 && nstats + same > busy + (int)st->defer.cap) {
+            GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
+            busy = -1;
         }
         if (same > 1) {
             GPU_TRY(gpu_step_launch_run(st, w, err));
@@ -228,9 +254,8 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
         k += same;
     }
     if (pending > 0)
-        GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, nstats - pending, pending,
-                                st->d_ctl_ring, st->d_colsum_ring, s, err));
-    if (aside && nstats > 0) { /* the read-back waits for the last passes */
+        GPU_TRY(defer_aside(st, nstats - pending, pending, err));
+    if ((aside || defer) && nstats > 0) { /* the read-back waits for the last passes */
         GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
     }
