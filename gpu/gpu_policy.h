@@ -120,6 +120,8 @@
 #define GPU_ST_DEPTH 8
 #define GPU_ST_ONE_WARP_REGS 40
 #define GPU_EW_THREADS 256 /* element-wise kernels (agents, decay, paint, compose) */
+/* The column sums a warp stages at once to add a step's field total (gpu_stats_totals): 8 KB. */
+#define GPU_ST_TOTAL_CHUNK 1024
 /* Deferred statistics (gpu_stats_defer): worlds of at most GPU_ST_DEFER_CELLS_MAX cells defer a
  * batched step's statistics (but its residual) to a pass over up to GPU_ST_DEFER_SLOTS steps
  * at once, whose snapshots take at most GPU_ST_DEFER_BYTES; the hashing of one step takes at

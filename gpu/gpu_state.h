@@ -94,7 +94,10 @@ typedef struct gpu_state {
      * in use (not wanted, or not had). */
     int defer_want;
     gpu_defer defer;
-    double *d_colsum_ring, *h_colsum_ring;     /* ring_cap * w each, h_ pinned */
+    double *d_colsum_ring;                     /* ring_cap * w */
+    /* The field totals of a chunk's steps with statistics, from the column-sum ring
+     * (gpu_stats_totals): only these come back, not the column sums. */
+    double *d_total_ring, *h_total_ring;       /* SIM_STEP_BATCH_MAX each, h_ pinned */
     int ring_cap;
 
     /* Captured steps: [current field is d_buf[1]][current bins are set 1][with statistics]
@@ -141,8 +144,10 @@ int gpu_step_batch(gpu_state *st, int64_t step, int n, const uint8_t *want_stats
  *                    the host's view on to the state after that step (buffer swap, bins set), so
  *                    that the next launch picks the right graph before this one has run;
  *   gpu_step_ran:    after a synchronisation: n steps from `step` are done;
- *   gpu_step_stats:  a step's sim_stats from its control block and column sums (w, summed in
- *                    column order as the CPU does; not read without want_stats). */
+ *   gpu_step_stats:  a step's sim_stats from its control block and field total (not read
+ *                    without want_stats);
+ *   gpu_step_colsum_total: the field total of w column sums, added in column order as the CPU
+ *                    adds them (gpu_stats_totals adds them so on the device). */
 int gpu_step_upload(gpu_state *st, int64_t step, sim_err *err);
 int gpu_step_launch(gpu_state *st, int want_stats, int batched, sim_err *err);
 /* gpu_step_launch of gpu_step_graph_steps() batched steps, all with or all without statistics,
@@ -150,8 +155,9 @@ int gpu_step_launch(gpu_state *st, int want_stats, int batched, sim_err *err);
 int gpu_step_launch_run(gpu_state *st, int want_stats, sim_err *err);
 int gpu_step_graph_steps(const gpu_state *st);
 void gpu_step_ran(gpu_state *st, int64_t step, int n);
-void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, const double *colsum, int want_stats,
+void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, double total, int want_stats,
                     sim_stats *out);
+double gpu_step_colsum_total(const double *colsum, int w);
 
 /* Allocates the control-block rings (create); frees every ring (destroy); frees the deferred
  * statistics' snapshots (defer.cap becomes 0). */

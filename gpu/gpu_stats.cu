@@ -194,10 +194,11 @@ __device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int6
     for (int64_t q = first; q < quads; q += stride) {
         const float4 v = f4[q];
         const float e[4] = {v.x, v.y, v.z, v.w};
+        /* one multiplication a group: cell 4q + k's is the first's plus k times the constant */
+        const unsigned long long ig = (base + (unsigned long long)(4 * q)) * SIM_CHECKSUM_GOLDEN;
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            gpu_cell_terms(cs, mk, (base + (unsigned long long)(4 * q + k)) * SIM_CHECKSUM_GOLDEN,
-                           e[k]);
+            gpu_cell_terms(cs, mk, ig + (unsigned long long)k * SIM_CHECKSUM_GOLDEN, e[k]);
     }
     for (int64_t i = 4 * quads + first; i < cells; i += stride)
         gpu_cell_terms(cs, mk, (base + (unsigned long long)i) * SIM_CHECKSUM_GOLDEN, f[i]);
@@ -234,6 +235,31 @@ __global__ void st_defer_terms_kernel(const float *__restrict__ snap,
     for (int64_t i = first; i < n; i += stride)
         cs += sim_checksum_agent(a[i].x, a[i].y);
     gpu_commit_sum_max(cs, mk, ctl_ring + ctl_of[slot], 1);
+}
+
+/* Thread mapping: block j, one warp, adds step j's column sums: the warp stages up to
+ * GPU_ST_TOTAL_CHUNK of them in shared memory (every load in flight at once), then lane 0 adds
+ * them in column order (the loads from shared memory unrolled ahead of the chain). */
+__global__ void st_total_kernel(const double *__restrict__ colsum_ring, int w, double *total_ring)
+{
+    __shared__ double buf[GPU_ST_TOTAL_CHUNK];
+    const double *c = colsum_ring + (size_t)blockIdx.x * (size_t)w;
+    const int lane = threadIdx.x;
+    double total = 0.0;
+    for (int x0 = 0; x0 < w; x0 += GPU_ST_TOTAL_CHUNK) {
+        const int n = min(GPU_ST_TOTAL_CHUNK, w - x0);
+        for (int i = lane; i < n; i += 32)
+            buf[i] = c[x0 + i];
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll 16
+            for (int i = 0; i < n; i++)
+                total += buf[i];
+        }
+        __syncwarp(); /* buf is read no more */
+    }
+    if (lane == 0)
+        total_ring[blockIdx.x] = total;
 }
 
 __global__ void st_max_kernel(const float *__restrict__ f, int64_t n, gpu_ctl *ctl)
@@ -333,6 +359,16 @@ int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaS
         unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
         st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum);
     }
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
+int gpu_stats_totals(const double *colsum_ring, int w, int m, double *total_ring, cudaStream_t s,
+                     sim_err *err)
+{
+    if (m <= 0)
+        return SIM_OK;
+    st_total_kernel<<<(unsigned)m, 32, 0, s>>>(colsum_ring, w, total_ring);
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;
 }

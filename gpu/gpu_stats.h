@@ -44,6 +44,12 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
 int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaStream_t s,
                      sim_err *err);
 
+/* The field totals of m steps from their column sums (colsum_ring, w each):
+ * total_ring[j] = the sum of colsum_ring[j * w + x] over x in order (0.0 first), the additions
+ * of gpu_step_colsum_total, so the same bits. One warp a step. */
+int gpu_stats_totals(const double *colsum_ring, int w, int m, double *total_ring, cudaStream_t s,
+                     sim_err *err);
+
 /* Field max only (for compose's automatic range) into d_ctl->max_key. */
 int gpu_stats_max(const float *d_field, int64_t cells, gpu_ctl *d_ctl, cudaStream_t s,
                   sim_err *err);

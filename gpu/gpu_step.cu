@@ -458,16 +458,21 @@ void gpu_step_ran(gpu_state *st, int64_t step, int n)
     st->dev_step_ok = st->n > 0;
 }
 
-void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, const double *colsum, int want_stats,
+double gpu_step_colsum_total(const double *colsum, int w)
+{
+    /* Columns in order, as sim_cpu.c adds them. */
+    double total = 0.0;
+    for (int x = 0; x < w; x++)
+        total += colsum[x];
+    return total;
+}
+
+void gpu_step_stats(const gpu_state *st, const gpu_ctl *c, double total, int want_stats,
                     sim_stats *out)
 {
     out->moved = (int64_t)c->moved;
     if (!want_stats)
         return;
-    /* Columns in order, as sim_cpu.c adds them. */
-    double total = 0.0;
-    for (int x = 0; x < st->w; x++)
-        total += colsum[x];
     float res;
     memcpy(&res, &c->residual, sizeof res);
     out->field_total = total;
@@ -483,6 +488,8 @@ int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, si
     GPU_TRY(gpu_step_launch(st, want_stats, 0, err));
     GPU_CHECK(err, cudaStreamSynchronize(st->stream));
     gpu_step_ran(st, step, 1);
-    gpu_step_stats(st, &st->h_pin->ctl, st->h_colsum, want_stats, out);
+    gpu_step_stats(st, &st->h_pin->ctl,
+                   want_stats ? gpu_step_colsum_total(st->h_colsum, st->w) : 0.0, want_stats,
+                   out);
     return SIM_OK;
 }

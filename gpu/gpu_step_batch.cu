@@ -4,17 +4,22 @@
  * finish so that it can hand `moved` back: launch latency and the round trip to the host then
  * dominate. Here the n graphs of a batch are launched back to back on the instance's stream;
  * each ends by storing its control block (and, with statistics, its column sums) into the next
- * slot of a device ring (gpu_stats_ring_store); after the last one, one copy per ring to pinned
- * memory and one synchronisation, and the host turns slot k into step k's sim_stats with the
- * same code as gpu_step_run (gpu_step_stats). Nothing else differs: the same kernels in the same
- * order, so the same bits. Two more savings on the GPU's side of a step: a batched step does not
+ * slot of a device ring (gpu_stats_ring_store); after the last one, a kernel adds each step's
+ * column sums into its field total (gpu_stats_totals, the host's additions in the host's order),
+ * one copy of the control ring and one of the totals to pinned memory, one synchronisation, and
+ * the host turns slot k into step k's sim_stats with the same code as gpu_step_run
+ * (gpu_step_stats). The column sums themselves stay on the device: copying them back and adding
+ * them on the host (4 KB and 512 additions a step of the default scenario, 32 KB and 4,096 of
+ * the large one) kept the device idle ~0.2 ms a chunk (gpu/BENCH.md, round 13). Nothing else
+ * differs: the same kernels in the same order, so the same bits. Two more savings on the GPU's side of a step: a batched step does not
  * reset the control block (the ring store of the step before it does), and a run of
  * gpu_step_graph_steps() steps that all want statistics, or all not, is captured as one graph,
  * so that the gap between graph launches comes once a run instead of once a step (one step a
  * graph until the instance has run GPU_BATCH_RUN_AFTER batched steps, then runs of
  * GPU_BATCH_RUN_STEPS; steps whose column sums run beside the next step go one a graph).
  *
- * The control-block ring (SIM_STEP_BATCH_MAX x 40 B) is allocated in create. The column-sum
+ * The control-block and total rings (SIM_STEP_BATCH_MAX x 40 B and 8 B) are allocated in
+ * create. The column-sum
  * ring needs 8 B per column per step with statistics (8 MiB for 256 steps of a 4096-wide world,
  * 128 MiB at 65536): it is taken on the first batch that wants statistics, for as many of its
  * steps as want them (rounded up to a power of two), and grown later if a batch wants more. A
@@ -53,6 +58,10 @@ int gpu_step_rings_alloc(gpu_state *st, sim_err *err)
     GPU_TRY(gpu_alloc(st, (void **)&st->d_ring_pos, 2 * sizeof(unsigned), "batch ring positions",
                       err));
     GPU_TRY(gpu_alloc_pinned((void **)&st->h_ctl_ring, ctl, "batch control readback", err));
+    const size_t totals = SIM_STEP_BATCH_MAX * sizeof(double);
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_total_ring, totals, "batch field totals", err));
+    GPU_TRY(gpu_alloc_pinned((void **)&st->h_total_ring, totals, "batch field totals readback",
+                             err));
     return SIM_OK;
 }
 
@@ -61,8 +70,7 @@ static void free_colsum_ring(gpu_state *st)
     if (st->d_colsum_ring)
         st->bytes -= (size_t)st->ring_cap * (size_t)st->w * sizeof(double);
     gpu_alloc_free(st->d_colsum_ring);
-    gpu_alloc_free_pinned(st->h_colsum_ring);
-    st->d_colsum_ring = st->h_colsum_ring = NULL;
+    st->d_colsum_ring = NULL;
     st->ring_cap = 0;
 }
 
@@ -129,27 +137,24 @@ void gpu_step_rings_free(gpu_state *st)
     gpu_alloc_free(st->d_ctl_ring);
     gpu_alloc_free(st->d_ring_pos);
     gpu_alloc_free_pinned(st->h_ctl_ring);
+    gpu_alloc_free(st->d_total_ring);
+    gpu_alloc_free_pinned(st->h_total_ring);
     st->d_ctl_ring = st->h_ctl_ring = NULL;
+    st->d_total_ring = st->h_total_ring = NULL;
     st->d_ring_pos = NULL;
 }
 
-/* Tries a column-sum ring of `slots` slots, device and pinned, in place of the current one. */
+/* Tries a column-sum ring of `slots` slots in place of the current one. */
 static int try_colsum_ring(gpu_state *st, int slots)
 {
     const size_t bytes = (size_t)slots * (size_t)st->w * sizeof(double);
-    double *d = NULL, *h = NULL;
+    double *d = NULL;
     sim_err quiet; /* a failure here only makes the batch smaller: nothing to report */
     if (gpu_alloc(st, (void **)&d, bytes, "batch column-sum ring", &quiet) != SIM_OK)
         return 0;
-    if (gpu_alloc_pinned((void **)&h, bytes, "batch column-sum readback", &quiet) != SIM_OK) {
-        gpu_alloc_free(d);
-        st->bytes -= bytes;
-        return 0;
-    }
     free_colsum_ring(st);
     gpu_step_forget_ring(st); /* their graphs hold the old ring's address */
     st->d_colsum_ring = d;
-    st->h_colsum_ring = h;
     st->ring_cap = slots;
     return 1;
 }
@@ -268,16 +273,17 @@ int gpu_step_batch_results(gpu_state *st, int64_t step, int n, const uint8_t *wa
     cudaStream_t s = st->stream;
     GPU_CHECK(err, cudaMemcpyAsync(st->h_ctl_ring, st->d_ctl_ring, (size_t)n * sizeof(gpu_ctl),
                                    cudaMemcpyDeviceToHost, s));
-    if (nstats > 0)
-        GPU_CHECK(err, cudaMemcpyAsync(st->h_colsum_ring, st->d_colsum_ring,
-                                       (size_t)nstats * (size_t)st->w * sizeof(double),
-                                       cudaMemcpyDeviceToHost, s));
+    if (nstats > 0) { /* the totals, not the column sums, come back */
+        GPU_TRY(gpu_stats_totals(st->d_colsum_ring, st->w, nstats, st->d_total_ring, s, err));
+        GPU_CHECK(err, cudaMemcpyAsync(st->h_total_ring, st->d_total_ring,
+                                       (size_t)nstats * sizeof(double), cudaMemcpyDeviceToHost,
+                                       s));
+    }
     GPU_CHECK(err, cudaStreamSynchronize(s));
     gpu_step_ran(st, step, n);
     for (int k = 0, j = 0; k < n; k++) {
         const int w = want && want[k];
-        gpu_step_stats(st, &st->h_ctl_ring[k], w ? st->h_colsum_ring + (size_t)j * st->w : NULL,
-                       w, &out[k]);
+        gpu_step_stats(st, &st->h_ctl_ring[k], w ? st->h_total_ring[j] : 0.0, w, &out[k]);
         j += w;
     }
     return SIM_OK;
