@@ -924,32 +924,82 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     return moved;
 }
 
-/* Thread t of `threads`' share of the statistics: column sums of its columns (rows in order, so
- * that the total does not depend on threads), and the maximum and the checksum terms of its
- * cells (the agents' terms from the occupancy: a sum modulo 2^64 is the same in any order). */
+/* Column sums of columns x0 .. x1 - 1 into colsum, each column's rows added in order (so the
+ * total does not depend on threads): a row at a time over the columns, whose additions are
+ * independent and go side by side in vector registers (a column at a time, each addition waited
+ * for the one before it and read a new cache line). The same additions in the same order per
+ * column, so the same bits. */
+CPU_CLONES static void column_sums(const float *restrict field, int w, int h, int x0, int x1,
+                                   double *restrict colsum)
+{
+    for (int x = x0; x < x1; x++)
+        colsum[x] = 0.0;
+    for (int y = 0; y < h; y++) {
+        const float *restrict row = field + (int64_t)y * w;
+        for (int x = x0; x < x1; x++)
+            colsum[x] += (double)row[x];
+    }
+}
+
+/* The checksum terms of cells c0 .. c1 - 1 (sim_checksum_cell), summed modulo 2^64: the cell
+ * index times the constant stepped by additions, and no branch, so that the compiler hashes
+ * several cells in one register. */
+CPU_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, int64_t c1)
+{
+    uint64_t sum = 0;
+    for (int64_t i = c0; i < c1; i++) {
+        uint32_t bits;
+        memcpy(&bits, &field[i], sizeof bits);
+        sum += sim_checksum_cell_scaled((uint64_t)i * SIM_CHECKSUM_GOLDEN, bits);
+    }
+    return sum;
+}
+
+/* The maximum of cells c0 .. c1 - 1 as `if (v > mx) mx = v` from -INFINITY finds it in order
+ * (NaN never enters): 16 such maxima side by side over every 16th cell, then taken in lane order
+ * (one chain of dependent comparisons ran at one cell per comparison's latency). Their value is
+ * the same; only a maximum of zero can differ, in its sign (the first zero found in order), so
+ * then the cells are scanned again in order. */
+#define MAX_LANES 16
+CPU_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
+{
+    float lane[MAX_LANES];
+    for (int k = 0; k < MAX_LANES; k++)
+        lane[k] = -INFINITY;
+    int64_t i = c0;
+    for (; i + MAX_LANES <= c1; i += MAX_LANES)
+        for (int k = 0; k < MAX_LANES; k++)
+            lane[k] = field[i + k] > lane[k] ? field[i + k] : lane[k];
+    float mx = -INFINITY;
+    for (int k = 0; k < MAX_LANES; k++)
+        if (lane[k] > mx)
+            mx = lane[k];
+    for (; i < c1; i++)
+        if (field[i] > mx)
+            mx = field[i];
+    if (mx == 0.0f) {
+        mx = -INFINITY;
+        for (i = c0; i < c1; i++)
+            if (field[i] > mx)
+                mx = field[i];
+    }
+    return mx;
+}
+
+/* Thread t of `threads`' share of the statistics: column sums of its columns, and the maximum
+ * and the checksum terms of its cells (the agents' terms from the occupancy: a sum modulo 2^64
+ * is the same in any order). */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
     const int x0 = (int)((int64_t)w * t / threads), x1 = (int)((int64_t)w * (t + 1) / threads);
-    for (int x = x0; x < x1; x++) {
-        double acc = 0.0;
-        for (int y = 0; y < h; y++)
-            acc += (double)s->field[(int64_t)y * w + x];
-        s->colsum[x] = acc;
-    }
+    column_sums(s->field, w, h, x0, x1, s->colsum);
     const int64_t c0 = s->cells * t / threads, c1 = s->cells * (t + 1) / threads;
-    float mx = -INFINITY;
-    uint64_t sum = 0;
-    for (int64_t i = c0; i < c1; i++) {
-        float v = s->field[i];
-        if (v > mx)
-            mx = v;
-        uint32_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        sum += sim_checksum_cell((uint64_t)i, bits);
+    const float mx = cells_max(s->field, c0, c1);
+    uint64_t sum = cell_terms(s->field, c0, c1);
+    for (int64_t i = c0; i < c1; i++)
         if (s->occ[i] >= 0)
             sum += sim_checksum_agent((uint32_t)s->occ[i], (uint32_t)i);
-    }
     *mx_out = mx;
     *sum_out = sum;
 }
