@@ -42,6 +42,7 @@
 
 #include "sim_alloc.h"
 #include "sim_backend.h"
+#include "sim_clones.h"
 #include "sim_diffuse.h"
 #include "sim_horizon.h"
 #include "sim_rules.h"
@@ -433,16 +434,11 @@ typedef struct sense_batch {
     uint32_t r0[SENSE_BATCH], r1[SENSE_BATCH], r2[SENSE_BATCH]; /* sim_random's words 0..2 */
 } sense_batch;
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CPU_CLONES
-#endif
 
 /* sim_random(seed, step, id[k], SIM_RNG_STEP) for the batch's n agents: sim_philox4x32_10
  * written out over lanes (the same operations per agent), so that the compiler runs 8 or 16
  * agents in one register; the bits are sim_random's. */
-CPU_CLONES static void philox_batch(sense_batch *restrict b, int n, int64_t step, uint64_t seed)
+SIM_CLONES static void philox_batch(sense_batch *restrict b, int n, int64_t step, uint64_t seed)
 {
     const uint32_t c0 = (uint32_t)(uint64_t)step, c1 = (uint32_t)((uint64_t)step >> 32);
     const uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
@@ -929,7 +925,7 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
  * independent and go side by side in vector registers (a column at a time, each addition waited
  * for the one before it and read a new cache line). The same additions in the same order per
  * column, so the same bits. */
-CPU_CLONES static void column_sums(const float *restrict field, int w, int h, int x0, int x1,
+SIM_CLONES static void column_sums(const float *restrict field, int w, int h, int x0, int x1,
                                    double *restrict colsum)
 {
     for (int x = x0; x < x1; x++)
@@ -944,7 +940,7 @@ CPU_CLONES static void column_sums(const float *restrict field, int w, int h, in
 /* The checksum terms of cells c0 .. c1 - 1 (sim_checksum_cell), summed modulo 2^64: the cell
  * index times the constant stepped by additions, and no branch, so that the compiler hashes
  * several cells in one register. */
-CPU_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, int64_t c1)
+SIM_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, int64_t c1)
 {
     uint64_t sum = 0;
     for (int64_t i = c0; i < c1; i++) {
@@ -961,7 +957,7 @@ CPU_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, i
  * the same; only a maximum of zero can differ, in its sign (the first zero found in order), so
  * then the cells are scanned again in order. */
 #define MAX_LANES 16
-CPU_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
+SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
 {
     float lane[MAX_LANES];
     for (int k = 0; k < MAX_LANES; k++)
@@ -988,7 +984,7 @@ CPU_CLONES static float cells_max(const float *restrict field, int64_t c0, int64
 
 /* The agents' checksum terms (sim_checksum_agent) of m (id << 32 | cell) words, summed modulo
  * 2^64: a loop without branches that the compiler vectorises. */
-CPU_CLONES static uint64_t agent_terms(const uint64_t *restrict words, int m)
+SIM_CLONES static uint64_t agent_terms(const uint64_t *restrict words, int m)
 {
     uint64_t sum = 0;
     for (int k = 0; k < m; k++)

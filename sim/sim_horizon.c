@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "sim_clones.h"
 #include "sim_rules.h"
 
 void sim_disk_init(sim_disk *d, int r)
@@ -186,13 +187,8 @@ void sim_horizon_region(const float *field, int w, int h, int periodic, int r, c
 
 /* ---- Extended prefix rows (sim_horizon.h). ---- */
 
-/* GCC and clang compile the dense row pass twice, for AVX2 and for the baseline ISA, and pick
- * one at load time: int64 (and uint32) adds and subtracts give the same bits in either. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define HZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HZ_CLONES
-#endif
+/* The dense row passes and fix_row below are compiled per vector width (SIM_CLONES): int64 and
+ * uint32 adds and subtracts give the same bits in any of them. */
 
 int64_t sim_hz_ext_rows_len(int w, int h, int r)
 {
@@ -337,8 +333,8 @@ void sim_hz_ext_candidates(const sim_hz_ext *e, const sim_disk *d, int x, int y,
 }
 
 /* out[x] = sum over the disk's rows j of row_j[x + hw_j + 1] - row_j[x - hw_j], x in [0, n). */
-HZ_CLONES static void dense_span(const int64_t *const *rowp, const int *hw, int rows, int n,
-                                 int64_t *restrict out)
+SIM_CLONES static void dense_span(const int64_t *const *rowp, const int *hw, int rows, int n,
+                                  int64_t *restrict out)
 {
     for (int x = 0; x < n; x++)
         out[x] = 0;
@@ -358,8 +354,8 @@ HZ_CLONES static void dense_span(const int64_t *const *rowp, const int *hw, int 
  * (-2^31, 2^31) (sim_hz_ext_fits32), so its residue, read as a signed 32-bit value, is it. */
 #define HZ_DENSE_BLOCK32 1024
 
-HZ_CLONES static void dense_span32(const uint32_t *const *rowp, const int *hw, int rows, int n,
-                                   int64_t *restrict out)
+SIM_CLONES static void dense_span32(const uint32_t *const *rowp, const int *hw, int rows, int n,
+                                    int64_t *restrict out)
 {
     uint32_t acc[HZ_DENSE_BLOCK32];
     for (int x = 0; x < n; x++)
@@ -433,7 +429,7 @@ void sim_hz_ext_dense_width(const sim_hz_ext *e, const sim_disk *d, int64_t *out
 
 /* sim_fix32 of a row into p[1 .. w] and its largest magnitude: no dependence between cells, so
  * it vectorises (the scan that follows cannot). */
-HZ_CLONES static int32_t fix_row(const float *restrict row, int w, uint32_t *restrict p)
+SIM_CLONES static int32_t fix_row(const float *restrict row, int w, uint32_t *restrict p)
 {
     int32_t m = 0;
     for (int x = 0; x < w; x++) {
@@ -488,8 +484,8 @@ void sim_hz_ext_build32_rows(sim_hz_ext *e, const float *field, int32_t *rowmax,
 }
 
 /* out[x] = the sum of the rows' spans, each span read as a signed 32-bit value, in int64. */
-HZ_CLONES static void dense_span_wide(const uint32_t *const *rowp, const int *hw, int rows, int n,
-                                      int64_t *restrict out)
+SIM_CLONES static void dense_span_wide(const uint32_t *const *rowp, const int *hw, int rows, int n,
+                                       int64_t *restrict out)
 {
     for (int x = 0; x < n; x++)
         out[x] = 0;
