@@ -162,7 +162,6 @@ __device__ __forceinline__ void st_colsum_lane(const float *__restrict__ f, int 
         colsum[x] = acc;
 }
 
-
 __global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
 st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum)
 {

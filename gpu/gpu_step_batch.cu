@@ -11,21 +11,21 @@
  * (gpu_step_stats). The column sums themselves stay on the device: copying them back and adding
  * them on the host (4 KB and 512 additions a step of the default scenario, 32 KB and 4,096 of
  * the large one) kept the device idle ~0.2 ms a chunk (gpu/BENCH.md, round 13). Nothing else
- * differs: the same kernels in the same order, so the same bits. Two more savings on the GPU's side of a step: a batched step does not
- * reset the control block (the ring store of the step before it does), and a run of
+ * differs: the same kernels in the same order, so the same bits. Two more savings on the GPU's
+ * side of a step: a batched step does not reset the control block (the ring store of the step
+ * before it does), and a run of
  * gpu_step_graph_steps() steps that all want statistics, or all not, is captured as one graph,
  * so that the gap between graph launches comes once a run instead of once a step (one step a
  * graph until the instance has run GPU_BATCH_RUN_AFTER batched steps, then runs of
  * GPU_BATCH_RUN_STEPS; steps whose column sums run beside the next step go one a graph).
  *
  * The control-block and total rings (SIM_STEP_BATCH_MAX x 40 B and 8 B) are allocated in
- * create. The column-sum
- * ring needs 8 B per column per step with statistics (8 MiB for 256 steps of a 4096-wide world,
- * 128 MiB at 65536): it is taken on the first batch that wants statistics, for as many of its
- * steps as want them (rounded up to a power of two), and grown later if a batch wants more. A
- * ring that cannot be had in full is taken at half the size, a quarter, ..., and the batch runs
- * in chunks that fit it; with no slot at all, its steps with statistics go through
- * gpu_step_run.
+ * create. The column-sum ring needs 8 B per column per step with statistics (8 MiB for 256
+ * steps of a 4096-wide world, 128 MiB at 65536): it is taken on the first batch that wants
+ * statistics, for as many of its steps as want them (rounded up to a power of two), and grown
+ * later if a batch wants more. A ring that cannot be had in full is taken at half the size, a
+ * quarter, ..., and the batch runs in chunks that fit it; with no slot at all, its steps with
+ * statistics go through gpu_step_run.
  *
  * Deferred statistics (worlds of at most GPU_ST_DEFER_CELLS_MAX cells, gpu_step_defer_choose):
  * a small world's step is ~17 us of dependent kernels, and its statistics' work lengthened the
@@ -222,7 +222,8 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
     /* A run of `g` steps with the same statistics choice is one graph; the others one each
      * (and every step with statistics beside the next ones). Deferred statistics are computed
-     * when their slots are wanted again, and at the end. */
+     * beside the steps each time half the slots are filled (or a run needs more than are
+     * left), and at the end. */
     const int g = gpu_step_graph_steps(st);
     int nstats = 0;
     for (int k = 0; k < n;) {

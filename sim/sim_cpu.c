@@ -434,7 +434,6 @@ typedef struct sense_batch {
     uint32_t r0[SENSE_BATCH], r1[SENSE_BATCH], r2[SENSE_BATCH]; /* sim_random's words 0..2 */
 } sense_batch;
 
-
 /* sim_random(seed, step, id[k], SIM_RNG_STEP) for the batch's n agents: sim_philox4x32_10
  * written out over lanes (the same operations per agent), so that the compiler runs 8 or 16
  * agents in one register; the bits are sim_random's. */

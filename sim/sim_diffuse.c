@@ -5,8 +5,9 @@
  * compiler vectorises it (the same float operations in the same order per cell as sim_jacobi:
  * vectorising changes which cells run together, never a cell's bits), compiled for AVX-512,
  * AVX2 and the baseline (SIM_CLONES; the baseline's 4-float vectors left the one-thread step
- * ~14% slower at 64^2, 512^2 and 2048^2), and the two edge columns apart. The residual is kept per lane and reduced at the end: a maximum is the same value in any
- * order (every |v - c| is >= +0; a NaN loses every comparison, as in the plain loop). */
+ * ~14% slower at 64^2, 512^2 and 2048^2), and the two edge columns apart. The residual is kept
+ * per lane and reduced at the end: a maximum is the same value in any order (every |v - c| is
+ * >= +0; a NaN loses every comparison, as in the plain loop). */
 #include "sim_diffuse.h"
 
 #include <math.h>

@@ -743,7 +743,6 @@ static void test_checksum_sensitivity(void **state)
     free(field);
 }
 
-/* A bad saved state is refused with a message, never run. */
 /* The field's max on one thread is `if (v > max) max = v` over the cells in order from -infinity
  * (the backend takes it in 16 lanes side by side): NaN never enters, and a maximum of zero has
  * the sign of the first zero in order, also where a later zero of the other sign sits in an
@@ -791,6 +790,7 @@ static void test_max_in_scan_order(void **state)
     sim_destroy(s);
 }
 
+/* A bad saved state is refused with a message, never run. */
 static void test_create_from_bad_state(void **state)
 {
     (void)state;
