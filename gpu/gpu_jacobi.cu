@@ -360,29 +360,31 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
 
 /* The written tile of a fused pass, from the last sweep's output fin (and its input prev, for
  * the residual on the vector path with the terms) to dst, with the decay; with TERMS each cell's
- * checksum term and the max into cs and mk, and the residual into m. Thread mapping: jf_kernel's
+ * checksum term and value into t, and the residual into m. Thread mapping: jf_kernel's
  * (a warp a row, 4 columns a lane with VEC). */
 template <int K, bool TERMS, bool VEC>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
-                                         const unsigned *res, int decay, float &m,
-                                         unsigned long long &cs, unsigned &mk,
+                                         const unsigned *res, int decay, float &m, gpu_terms &t,
                                          float *__restrict__ sd = nullptr)
 {
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int rr = K + warp; rr < RH - K; rr += GPU_JF_THREADS / 32) {
+    /* TERMS: the lane's first cell index in the row times the checksum's constant (mod 2^64, so
+     * a column left of the grid does no harm), stepped by additions from row to row and cell to
+     * cell (sim_checksum_cell_scaled): one multiplication a thread. */
+    const int lc = VEC ? 4 * lane : lane; /* the lane's first column; VEC: four in a row */
+    constexpr int ROWS = GPU_JF_THREADS / 32;
+    unsigned long long ig0 =
+        TERMS ? ((unsigned long long)(gy0 + K + warp) * (unsigned long long)p.w +
+                 (unsigned long long)(long long)(gx0 + lc)) * SIM_CHECKSUM_GOLDEN
+              : 0;
+    const unsigned long long dig =
+        TERMS ? (unsigned long long)ROWS * (unsigned long long)p.w * SIM_CHECKSUM_GOLDEN : 0;
+    for (int rr = K + warp; rr < RH - K; rr += ROWS, ig0 += dig) {
         int gy = gy0 + rr;
         if (gy >= p.h)
             break;
-        /* TERMS: the lane's first cell index times the checksum's constant (mod 2^64, so a
-         * column left of the grid does no harm), stepped by additions
-         * (sim_checksum_cell_scaled): one multiplication a row instead of one a cell. */
-        const int lc = VEC ? 4 * lane : lane; /* the lane's first column; VEC: four in a row */
-        const unsigned long long ig0 =
-            TERMS ? ((unsigned long long)gy * (unsigned long long)p.w +
-                     (unsigned long long)(long long)(gx0 + lc)) * SIM_CHECKSUM_GOLDEN
-                  : 0;
         if constexpr (VEC) {
             const int gx = gx0 + lc; /* the four cells are all in the tile and grid, or none */
             if (lc < HX || lc >= RW - HX || gx >= p.w)
@@ -408,8 +410,7 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
                 const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    gpu_cell_terms(cs, mk, ig0 + (unsigned long long)j * SIM_CHECKSUM_GOLDEN,
-                                   e[j]);
+                    gpu_cell_terms(t, ig0 + (unsigned long long)j * SIM_CHECKSUM_GOLDEN, e[j]);
             }
         } else {
 #pragma unroll
@@ -424,7 +425,7 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
                 if (sd)
                     sd[(size_t)gy * p.w + gx] = v;
                 if (TERMS)
-                    gpu_cell_terms(cs, mk, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
+                    gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
             }
         }
     }
@@ -526,16 +527,15 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
      * group of four is in the tile or not (one check instead of four), from the last sweep's
      * input (the other buffer, valid on the tile) and its output before the decay. */
     const float *prev = (K & 1) ? buf0 : buf1;
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+    gpu_terms t = gpu_terms_none();
     float *sd = nullptr; /* the snapshot slot (gpu_snap) */
     if (DEP && sn.base)
         sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * gpu_defer_slot_floats((int64_t)p.w * p.h);
-    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, cs, mk, sd);
+    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, sd);
     if (res)
         gpu_res_commit(m, res);
     if (TERMS)
-        gpu_commit_sum_max(cs, mk, terms, 1);
+        gpu_commit_sum_max(t.cs, gpu_terms_key(t), terms, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -589,10 +589,9 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         __syncthreads();
         const int gx0 = (t % ntx) * TX - HX, gy0 = (t / ntx) * TY - K;
         jf_sweeps<K, SIM_BOUNDARY_PERIODIC, false, true>(p, cur, other, gx0, gy0, res, m);
-        unsigned long long cs = 0; /* no terms */
-        unsigned mk = 0;
+        gpu_terms none = gpu_terms_none(); /* no terms */
         jf_store<K, false, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
-                                 res, decay, m, cs, mk);
+                                 res, decay, m, none);
 #pragma unroll
         for (int q = 0; q < RPW; q++)
             ow[q] = own[q];

@@ -185,8 +185,7 @@ st_defer_colsum_kernel(const float *__restrict__ snap, int w, int h, int64_t cel
  * in groups of four (one 16-byte load), then the last cells % 4 one by one, into cs and mk. */
 __device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int64_t cells,
                                                unsigned long long base, int64_t first,
-                                               int64_t stride, unsigned long long &cs,
-                                               unsigned &mk)
+                                               int64_t stride, gpu_terms &t)
 {
     const int64_t quads = cells / 4;
     const float4 *f4 = (const float4 *)f;
@@ -197,10 +196,10 @@ __device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int6
         const unsigned long long ig = (base + (unsigned long long)(4 * q)) * SIM_CHECKSUM_GOLDEN;
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            gpu_cell_terms(cs, mk, ig + (unsigned long long)k * SIM_CHECKSUM_GOLDEN, e[k]);
+            gpu_cell_terms(t, ig + (unsigned long long)k * SIM_CHECKSUM_GOLDEN, e[k]);
     }
     for (int64_t i = 4 * quads + first; i < cells; i += stride)
-        gpu_cell_terms(cs, mk, (base + (unsigned long long)i) * SIM_CHECKSUM_GOLDEN, f[i]);
+        gpu_cell_terms(t, (base + (unsigned long long)i) * SIM_CHECKSUM_GOLDEN, f[i]);
 }
 
 /* The field's checksum terms (cell index base + i) and its max, every cell in any order:
@@ -208,11 +207,10 @@ __device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int6
 __global__ void st_cells_kernel(const float *__restrict__ f, int64_t cells,
                                 unsigned long long base, gpu_ctl *ctl)
 {
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+    gpu_terms t = gpu_terms_none();
     st_cells_terms(f, cells, base, (int64_t)blockIdx.x * blockDim.x + threadIdx.x,
-                   (int64_t)gridDim.x * blockDim.x, cs, mk);
-    gpu_commit_sum_max(cs, mk, ctl, 1);
+                   (int64_t)gridDim.x * blockDim.x, t);
+    gpu_commit_sum_max(t.cs, gpu_terms_key(t), ctl, 1);
 }
 
 /* Deferred checksum terms and max (gpu_stats_defer): blocks (b, y) of deferred step j0 + y hash
@@ -226,14 +224,13 @@ __global__ void st_defer_terms_kernel(const float *__restrict__ snap,
     const unsigned slot = ((unsigned)j0 + blockIdx.y) % cap;
     const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x,
                   stride = (int64_t)gridDim.x * blockDim.x;
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+    gpu_terms t = gpu_terms_none();
     st_cells_terms(snap + (size_t)slot * gpu_defer_slot_floats(cells), cells, 0, first, stride,
-                   cs, mk);
+                   t);
     const uint2 *a = asnap + (size_t)slot * (size_t)n;
     for (int64_t i = first; i < n; i += stride)
-        cs += sim_checksum_agent(a[i].x, a[i].y);
-    gpu_commit_sum_max(cs, mk, ctl_ring + ctl_of[slot], 1);
+        t.cs += gpu_checksum_agent(a[i].x, a[i].y);
+    gpu_commit_sum_max(t.cs, gpu_terms_key(t), ctl_ring + ctl_of[slot], 1);
 }
 
 /* Thread mapping: block j, one warp, adds step j's column sums: the warp stages up to
@@ -278,7 +275,7 @@ __global__ void st_agents_kernel(const uint32_t *__restrict__ cells, int64_t n, 
     unsigned long long cs = 0;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
-        cs += sim_checksum_agent((uint32_t)i, cells[i]);
+        cs += gpu_checksum_agent((uint32_t)i, cells[i]);
     gpu_commit_sum_max(cs, 0, ctl, 1);
 }
 

@@ -19,23 +19,84 @@ __device__ __forceinline__ unsigned gpu_float_key(float v)
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-/* A cell's statistics terms: its checksum term (sim_checksum_cell_scaled, from the cell index
- * times SIM_CHECKSUM_GOLDEN) into cs, and its value into the max key mk unless it is NaN. */
-__device__ __forceinline__ void gpu_cell_terms(unsigned long long &cs, unsigned &mk,
-                                               unsigned long long index_golden, float v)
+/* sim_mix64 on 32-bit halves, the same bits: each product modulo 2^64 is the low halves' wide
+ * product with the two cross products added into its high half, three multiply-adds (the
+ * compiler's own lowering of a 64-bit product spends a fourth instruction adding the high
+ * halves), and each xor-shift a funnel shift for the low half. */
+__device__ __forceinline__ void gpu_xorshift(unsigned &lo, unsigned &hi, int s)
 {
-    cs += sim_checksum_cell_scaled(index_golden, __float_as_uint(v));
-    if (v == v)
-        mk = max(mk, gpu_float_key(v));
+    lo ^= __funnelshift_r(lo, hi, s);
+    hi ^= hi >> s;
+}
+
+template <unsigned CL, unsigned CH>
+__device__ __forceinline__ void gpu_mul64(unsigned &lo, unsigned &hi)
+{
+    unsigned l, h;
+    asm("{\n\t.reg .u32 t;\n\t"
+        "mul.hi.u32 t, %2, %4;\n\t"
+        "mad.lo.u32 t, %2, %5, t;\n\t"
+        "mad.lo.u32 %1, %3, %4, t;\n\t"
+        "mul.lo.u32 %0, %2, %4;\n\t}"
+        : "=r"(l), "=r"(h)
+        : "r"(lo), "r"(hi), "n"(CL), "n"(CH));
+    lo = l;
+    hi = h;
+}
+
+__device__ __forceinline__ unsigned long long gpu_mix64(unsigned lo, unsigned hi)
+{
+    gpu_xorshift(lo, hi, 30);
+    gpu_mul64<0x1CE4E5B9u, 0xBF58476Du>(lo, hi);
+    gpu_xorshift(lo, hi, 27);
+    gpu_mul64<0x133111EBu, 0x94D049BBu>(lo, hi);
+    gpu_xorshift(lo, hi, 31);
+    return (unsigned long long)hi << 32 | lo;
+}
+
+/* sim_checksum_agent on gpu_mix64. */
+__device__ __forceinline__ unsigned long long gpu_checksum_agent(uint32_t id, uint32_t cell)
+{
+    return gpu_mix64(cell ^ 0x6659FD93u, id ^ 0xD6E8FEB8u);
+}
+
+/* A thread's running statistics terms over the cells it hashes: the checksum terms (mod 2^64),
+ * the values' fmaxf (NaN never enters) and the least float bits seen (0 once a +0 was): two
+ * instructions a cell for the max in place of an ordered key's five. gpu_terms_key orders -0
+ * below +0, as the keys do. */
+struct gpu_terms {
+    unsigned long long cs;
+    float max;
+    unsigned low;
+};
+
+__device__ __forceinline__ gpu_terms gpu_terms_none()
+{
+    return gpu_terms{0ull, -INFINITY, 0xffffffffu};
+}
+
+/* A cell's terms: its checksum term (sim_checksum_cell_scaled, from the cell index times
+ * SIM_CHECKSUM_GOLDEN) and its value. */
+__device__ __forceinline__ void gpu_cell_terms(gpu_terms &t, unsigned long long index_golden,
+                                               float v)
+{
+    const unsigned b = __float_as_uint(v);
+    t.cs += gpu_mix64((unsigned)index_golden ^ b, (unsigned)(index_golden >> 32));
+    t.max = fmaxf(t.max, v);
+    t.low = min(t.low, b);
+}
+
+/* The max key of t (for atomicMax): a zero maximum is +0 when a +0 was seen. */
+__device__ __forceinline__ unsigned gpu_terms_key(const gpu_terms &t)
+{
+    return gpu_float_key(t.max == 0.0f ? (t.low == 0u ? 0.0f : -0.0f) : t.max);
 }
 
 /* The residual, max |o - c| over a sweep's cells, with the CPU's "if (v > m) m = v" (a NaN
  * difference never enters). */
 __device__ __forceinline__ void gpu_res_update(float &m, float o, float c)
 {
-    float d = fabsf(SIM_FSUB(o, c));
-    if (d > m)
-        m = d;
+    m = fmaxf(m, fabsf(SIM_FSUB(o, c))); /* m is never NaN: fmaxf drops a NaN difference */
 }
 
 /* Warp max of the residual m, then one atomicMax of the float bits into *res (monotone for

@@ -70,7 +70,7 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
     if ((threadIdx.x & 31) == 0 && votes)
         atomicAdd(moved, (unsigned long long)__popc(votes));
     if (terms) /* the same for the whole grid */
-        gpu_commit_sum_max(live ? sim_checksum_agent(ids[q], c) : 0ull, 0u, terms, 1);
+        gpu_commit_sum_max(live ? gpu_checksum_agent(ids[q], c) : 0ull, 0u, terms, 1);
     if (asnap && live) /* deferred statistics: (id, final cell) into the snapshot slot */
         asnap[(size_t)(pos[1] % cap) * (size_t)n + q] = make_uint2(ids[q], c);
 }

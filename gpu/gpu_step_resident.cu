@@ -468,12 +468,13 @@ __device__ __forceinline__ void tiny_stats(const tiny_args &a, const float *F, c
             acc += (double)F[y * w + x];
         colsum[x] = acc;
     }
-    unsigned long long cs = 0;
-    unsigned mk = 0;
+    gpu_terms t = gpu_terms_none();
     for (int i = tid; i < cells; i += nt)
-        gpu_cell_terms(cs, mk, (unsigned long long)i * SIM_CHECKSUM_GOLDEN, F[i]);
+        gpu_cell_terms(t, (unsigned long long)i * SIM_CHECKSUM_GOLDEN, F[i]);
+    unsigned long long cs = t.cs;
+    unsigned mk = gpu_terms_key(t);
     for (int q = tid; q < a.c.n; q += nt)
-        cs += sim_checksum_agent(id[q], cell[q]);
+        cs += gpu_checksum_agent(id[q], cell[q]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         cs += __shfl_xor_sync(FULL_MASK, cs, o);

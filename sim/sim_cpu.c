@@ -46,6 +46,7 @@
 #include "sim_diffuse.h"
 #include "sim_horizon.h"
 #include "sim_rules.h"
+#include "sim_stats.h"
 
 /* A claim an agent made: the target cell and its own. */
 typedef struct cpu_entry {
@@ -950,11 +951,10 @@ SIM_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, i
     return sum;
 }
 
-/* The maximum of cells c0 .. c1 - 1 as `if (v > mx) mx = v` from -INFINITY finds it in order
- * (NaN never enters): 16 such maxima side by side over every 16th cell, then taken in lane order
- * (one chain of dependent comparisons ran at one cell per comparison's latency). Their value is
- * the same; only a maximum of zero can differ, in its sign (the first zero found in order), so
- * then the cells are scanned again in order. */
+/* The largest value of cells c0 .. c1 - 1 (NaN never enters; -INFINITY if none): 16 maxima side
+ * by side over every 16th cell, then taken in lane order (one chain of dependent comparisons
+ * ran at one cell per comparison's latency). The sign of a zero maximum is settled over the
+ * whole field afterwards (sim_max_zero_sign). */
 #define MAX_LANES 16
 SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
 {
@@ -972,12 +972,6 @@ SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64
     for (; i < c1; i++)
         if (field[i] > mx)
             mx = field[i];
-    if (mx == 0.0f) {
-        mx = -INFINITY;
-        for (i = c0; i < c1; i++)
-            if (field[i] > mx)
-                mx = field[i];
-    }
     return mx;
 }
 
@@ -1045,7 +1039,7 @@ static void field_stats(cpu_state *s, sim_stats *st)
         total += s->colsum[x];
     st->field_total = total;
     st->field_mean = total / (double)s->cells;
-    st->field_max = mx;
+    st->field_max = sim_max_zero_sign(s->field, s->cells, mx);
     st->checksum = sum;
 }
 

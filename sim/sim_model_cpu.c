@@ -819,7 +819,7 @@ static void field_stats(mcpu *s, int f, sim_field_stats *out, uint64_t *sum)
         total += s->colsum[x];
     out->total = total;
     out->mean = total / (double)cells;
-    out->max = mx;
+    out->max = sim_max_zero_sign(t, cells, mx);
     *sum += acc_sum;
 }
 

@@ -743,12 +743,12 @@ static void test_checksum_sensitivity(void **state)
     free(field);
 }
 
-/* The field's max on one thread is `if (v > max) max = v` over the cells in order from -infinity
- * (the backend takes it in 16 lanes side by side): NaN never enters, and a maximum of zero has
- * the sign of the first zero in order, also where a later zero of the other sign sits in an
- * earlier lane (cells 6 and 18) or in the cells after the last 16 (cell 100). A world of 37 x 3
- * cells with no sweeps, decay or agents, so the step leaves the field as it was. */
-static void test_max_in_scan_order(void **state)
+/* The field's max: NaN never enters, and -0 ranks below +0, so a maximum of zero is +0 when any
+ * cell holds +0, wherever it sits: before or after a -0 in order, in another of the backend's
+ * 16 lanes (cells 6 and 18), in the cells after the last 16 (cell 100), or in another thread's
+ * share (1, 2 and 3 threads). A world of 37 x 3 cells with no sweeps, decay or agents, so the
+ * step leaves the field as it was. */
+static void test_max_zero_sign(void **state)
 {
     (void)state;
     sim_scenario sc = quiet(37, 3, SIM_BOUNDARY_PERIODIC);
@@ -759,27 +759,29 @@ static void test_max_in_scan_order(void **state)
         int neg_zero, pos_zero, big; /* cell of -0, of +0, of 2.5; -1: none */
         float want;
     } cases[] = {
-        {6, 18, -1, -0.0f},  {18, 6, -1, 0.0f},  {100, 20, -1, 0.0f}, {5, 70, 110, 2.5f},
-        {-1, -1, 33, 2.5f},  {-1, -1, -1, -1.0f},
+        {6, 18, -1, 0.0f},   {18, 6, -1, 0.0f},   {100, 20, -1, 0.0f}, {20, 100, -1, 0.0f},
+        {5, -1, -1, -0.0f},  {108, -1, -1, -0.0f}, {5, 70, 110, 2.5f}, {-1, -1, 33, 2.5f},
+        {-1, -1, -1, -1.0f},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        for (int i = 0; i < cells; i++)
-            field[i] = i % 7 == 3 ? NAN : -1.0f - (float)(i % 5);
-        if (cases[c].neg_zero >= 0)
-            field[cases[c].neg_zero] = -0.0f;
-        if (cases[c].pos_zero >= 0)
-            field[cases[c].pos_zero] = 0.0f;
-        if (cases[c].big >= 0)
-            field[cases[c].big] = 2.5f;
-        sim *s = from_state(&sc, 1, 0, field, none, 0);
-        sim_stats st;
-        step(s, &st);
-        if (memcmp(&st.field_max, &cases[c].want, sizeof(float)) != 0)
-            fail_msg("case %zu: max %g (sign %d), expected %g (sign %d)", c,
-                     (double)st.field_max, signbit(st.field_max) != 0, (double)cases[c].want,
-                     signbit(cases[c].want) != 0);
-        sim_destroy(s);
-    }
+    for (int threads = 1; threads <= 3; threads++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            for (int i = 0; i < cells; i++)
+                field[i] = i % 7 == 3 ? NAN : -1.0f - (float)(i % 5);
+            if (cases[c].neg_zero >= 0)
+                field[cases[c].neg_zero] = -0.0f;
+            if (cases[c].pos_zero >= 0)
+                field[cases[c].pos_zero] = 0.0f;
+            if (cases[c].big >= 0)
+                field[cases[c].big] = 2.5f;
+            sim *s = from_state(&sc, threads, 0, field, none, 0);
+            sim_stats st;
+            step(s, &st);
+            if (memcmp(&st.field_max, &cases[c].want, sizeof(float)) != 0)
+                fail_msg("%d threads, case %zu: max %g (sign %d), expected %g (sign %d)", threads,
+                         c, (double)st.field_max, signbit(st.field_max) != 0,
+                         (double)cases[c].want, signbit(cases[c].want) != 0);
+            sim_destroy(s);
+        }
     /* every cell NaN: nothing enters */
     for (int i = 0; i < cells; i++)
         field[i] = NAN;
@@ -823,7 +825,7 @@ int main(void)
         cmocka_unit_test(test_threads_same_checksums),
         cmocka_unit_test(test_different_seeds_differ),
         cmocka_unit_test(test_checksum_sensitivity),
-        cmocka_unit_test(test_max_in_scan_order),
+        cmocka_unit_test(test_max_zero_sign),
         cmocka_unit_test(test_create_from_bad_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

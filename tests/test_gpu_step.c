@@ -421,6 +421,101 @@ static void test_reads_aside(void **state)
     check_reads_aside("world.width=64", "world.height=64"); /* resident batches */
 }
 
+/* A state whose field is -0 on the left half, -1 .. -5 on the right, and with pos, +0 on two
+ * columns at a quarter of the width; 8 agents on the right half that deposit -1 (no cell ever
+ * grows above zero, so the max is a zero for these steps). */
+static sim *zero_sign_world(const sim_scenario *sc, const sim_backend_ops *ops, int threads,
+                            int pos)
+{
+    const int w = sc->width, h = sc->height;
+    float *field = malloc((size_t)w * h * sizeof *field);
+    assert_non_null(field);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            field[(size_t)y * w + x] = x >= w / 2              ? -1.0f - (float)(x % 5)
+                                       : pos && x / 2 == w / 8 ? 0.0f
+                                                               : -0.0f;
+    uint32_t agents[8];
+    for (int i = 0; i < 8; i++)
+        agents[i] = (uint32_t)((h / 2 + i % 2) * w + w / 2 + w / 4 + i);
+    sim_scenario s2 = *sc;
+    s2.count = 8;
+    sim *s = NULL;
+    sim_err err = {{0}};
+    if (sim_create_from_state(&s2, ops, threads, 0, field, agents, 8, &s, &err) != SIM_OK)
+        fail_msg("sim_create_from_state: %s", err.msg);
+    free(field);
+    return s;
+}
+
+/* The field's max ranks -0 below +0 on both backends: a zero max is +0 when a +0 is anywhere
+ * in the field, else -0, on the paths that take the max (the one-block resident batches, the
+ * terms in the fused pass, wide and narrow, deferred batches, batches with the column sums
+ * aside, the separate statistics kernel without sweeps), against the CPU with two threads and
+ * the sign the final field calls for. Eight steps of two sweeps spread the negative values 16
+ * columns, short of the +0 columns, so the max stays a zero. */
+static void test_max_zero_sign(void **state)
+{
+    (void)state;
+    const struct {
+        int w, h, boundary, sweeps;
+    } worlds[] = {
+        {96, 40, SIM_BOUNDARY_PERIODIC, 2},   {200, 150, SIM_BOUNDARY_WALL, 2},
+        {512, 96, SIM_BOUNDARY_PERIODIC, 2},  {512, 96, SIM_BOUNDARY_PERIODIC, 0},
+        {1030, 70, SIM_BOUNDARY_PERIODIC, 2}, {1024, 640, SIM_BOUNDARY_PERIODIC, 2},
+    };
+    for (size_t k = 0; k < sizeof worlds / sizeof worlds[0]; k++)
+        for (int pos = 0; pos <= 1; pos++) {
+            sim_scenario sc;
+            sim_scenario_defaults(&sc);
+            sc.width = worlds[k].w;
+            sc.height = worlds[k].h;
+            sc.boundary = worlds[k].boundary;
+            sc.sweeps = worlds[k].sweeps;
+            sc.deposit = -1.0f;
+            sc.radius = 2;
+            sc.init_noise = 0.0f;
+            sim *c = zero_sign_world(&sc, sim_cpu_backend(), 2, pos);
+            sim *g = zero_sign_world(&sc, gpu_cuda_backend(), 0, pos);
+            enum { SINGLE = 2, BATCH = 6 };
+            sim_stats a[BATCH], b[BATCH];
+            uint8_t want[BATCH];
+            memset(want, 1, sizeof want);
+            for (int j = 0; j < SINGLE + 1; j++) {
+                const int n = j < SINGLE ? 1 : BATCH;
+                if (n == 1 ? sim_step(c, 1, a) : sim_step_batch(c, n, want, a))
+                    fail_msg("cpu step: %s", sim_errmsg(c));
+                if (n == 1 ? sim_step(g, 1, b) : sim_step_batch(g, n, want, b))
+                    fail_msg("cuda step: %s", sim_errmsg(g));
+                for (int i = 0; i < n; i++)
+                    if (memcmp(&a[i].field_max, &b[i].field_max, sizeof(float)) != 0)
+                        fail_msg("%dx%d pos %d step %lld: max cpu %g (sign %d) cuda %g (sign %d)",
+                                 worlds[k].w, worlds[k].h, pos, (long long)a[i].step,
+                                 (double)a[i].field_max, signbit(a[i].field_max) != 0,
+                                 (double)b[i].field_max, signbit(b[i].field_max) != 0);
+            }
+            /* the last step's max from its field: a zero, signed as the rule says */
+            const size_t cells = (size_t)sc.width * sc.height;
+            float *f = malloc(cells * sizeof *f);
+            assert_non_null(f);
+            assert_int_equal(sim_read_field(g, f), SIM_OK);
+            int any_pos = 0;
+            for (size_t i = 0; i < cells; i++) {
+                uint32_t bits;
+                memcpy(&bits, &f[i], sizeof bits);
+                any_pos |= bits == 0u;
+            }
+            const float last = b[BATCH - 1].field_max;
+            if (last != 0.0f || (signbit(last) != 0) != !any_pos || any_pos != pos)
+                fail_msg("%dx%d pos %d: final max %g (sign %d), +0 in the field: %d",
+                         worlds[k].w, worlds[k].h, pos, (double)last, signbit(last) != 0,
+                         any_pos);
+            free(f);
+            sim_destroy(c);
+            sim_destroy(g);
+        }
+}
+
 int main(void)
 {
     char why[256];
@@ -438,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_random_scenarios),
         cmocka_unit_test(test_modes_and_mappings),
         cmocka_unit_test(test_mapping_from_environment),
+        cmocka_unit_test(test_max_zero_sign),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
