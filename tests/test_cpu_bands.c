@@ -22,7 +22,7 @@
 enum { STEPS = 12 };
 
 /* scramble: not 0, the bands are split at random every step (sim_cpu_scramble_bands). */
-static void run(const sim_scenario *sc, int threads, uint64_t scramble, uint64_t *sums)
+static void run(const sim_scenario *sc, int threads, uint64_t scramble, sim_stats *out)
 {
     sim *s = NULL;
     sim_err err = {{0}};
@@ -31,10 +31,8 @@ static void run(const sim_scenario *sc, int threads, uint64_t scramble, uint64_t
     if (scramble)
         sim_cpu_scramble_bands(sim_get_backend_state(s), scramble);
     for (int k = 0; k < STEPS; k++) {
-        sim_stats st;
-        if (sim_step(s, 1, &st) != SIM_OK)
+        if (sim_step(s, 1, &out[k]) != SIM_OK)
             fail_msg("sim_step: %s", sim_errmsg(s));
-        sums[k] = st.checksum;
     }
     /* Agent cells: distinct, and each holds its agent. */
     int64_t n = sim_agent_count(s);
@@ -71,18 +69,25 @@ static void check(int w, int h, int r, double density, int boundary)
     sc.noise = 0.2;
     sc.seed = 7;
     static const int threads[] = {1, 2, 3, 6};
-    uint64_t ref[STEPS], got[STEPS];
+    sim_stats ref[STEPS], got[STEPS];
     run(&sc, 1, 0, ref);
     for (size_t t = 1; t < sizeof threads / sizeof threads[0]; t++)
         for (uint64_t scramble = 0; scramble < 3; scramble++) {
             run(&sc, threads[t], scramble * 0x9E3779B97F4A7C15ull, got);
             for (int k = 0; k < STEPS; k++)
-                if (got[k] != ref[k])
+                if (got[k].checksum != ref[k].checksum ||
+                    memcmp(&got[k].field_total, &ref[k].field_total, sizeof(double)) != 0 ||
+                    memcmp(&got[k].field_max, &ref[k].field_max, sizeof(float)) != 0 ||
+                    memcmp(&got[k].residual, &ref[k].residual, sizeof(float)) != 0)
                     fail_msg("%dx%d r=%d density %.3f %s, %d threads, split %s, step %d: "
-                             "%016llx, 1 thread %016llx", w, h, r, density,
-                             sim_boundary_name(boundary), threads[t],
+                             "checksum %016llx total %.17g max %.9g residual %.9g, 1 thread "
+                             "%016llx %.17g %.9g %.9g",
+                             w, h, r, density, sim_boundary_name(boundary), threads[t],
                              scramble ? "random" : "balanced", k + 1,
-                             (unsigned long long)got[k], (unsigned long long)ref[k]);
+                             (unsigned long long)got[k].checksum, got[k].field_total,
+                             (double)got[k].field_max, (double)got[k].residual,
+                             (unsigned long long)ref[k].checksum, ref[k].field_total,
+                             (double)ref[k].field_max, (double)ref[k].residual);
         }
 }
 
