@@ -182,7 +182,7 @@ st_defer_colsum_kernel(const float *__restrict__ snap, int w, int h, int64_t cel
 }
 
 /* The checksum terms (cell index base + i) and the max of cells i = first, first + stride, ...
- * in groups of four (one 16-byte load), then the last cells % 4 one by one, into cs and mk. */
+ * in groups of four (one 16-byte load), then the last cells % 4 one by one, into t. */
 __device__ __forceinline__ void st_cells_terms(const float *__restrict__ f, int64_t cells,
                                                unsigned long long base, int64_t first,
                                                int64_t stride, gpu_terms &t)

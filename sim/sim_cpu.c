@@ -1111,10 +1111,10 @@ static void band_column_sums(cpu_state *s, int t, int bands)
 
 /* Thread t of `threads`' share of the statistics: column sums of its columns, and the maximum
  * and the checksum terms of its cells. One thread takes the field a block of rows at a time, all
- * three on a block before the next (one pass over memory instead of three). Several take the
- * column sums of their columns over every row, and the cells of their own band where the bands
- * are as many as the threads (the rows each thread swept last, still in its core's caches), else
- * an even share. */
+ * three on a block before the next (one pass over memory instead of three). Several, where the
+ * bands are as many as the threads, take the rows of their own band (the rows each thread swept
+ * last, still in its core's caches): band_column_sums and the band's cells; else the column sums
+ * of a share of the columns over every row and an even share of the cells. */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
