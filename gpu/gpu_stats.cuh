@@ -29,9 +29,11 @@ __device__ __forceinline__ void gpu_xorshift(unsigned &lo, unsigned &hi, int s)
     hi ^= hi >> s;
 }
 
-template <unsigned CL, unsigned CH>
+/* (hi:lo) times the 64-bit constant C, modulo 2^64. */
+template <unsigned long long C>
 __device__ __forceinline__ void gpu_mul64(unsigned &lo, unsigned &hi)
 {
+    constexpr unsigned CL = (unsigned)C, CH = (unsigned)(C >> 32);
     unsigned l, h;
     asm("{\n\t.reg .u32 t;\n\t"
         "mul.hi.u32 t, %2, %4;\n\t"
@@ -46,18 +48,19 @@ __device__ __forceinline__ void gpu_mul64(unsigned &lo, unsigned &hi)
 
 __device__ __forceinline__ unsigned long long gpu_mix64(unsigned lo, unsigned hi)
 {
-    gpu_xorshift(lo, hi, 30);
-    gpu_mul64<0x1CE4E5B9u, 0xBF58476Du>(lo, hi);
-    gpu_xorshift(lo, hi, 27);
-    gpu_mul64<0x133111EBu, 0x94D049BBu>(lo, hi);
-    gpu_xorshift(lo, hi, 31);
+    gpu_xorshift(lo, hi, SIM_MIX_SHIFT1);
+    gpu_mul64<SIM_MIX_MUL1>(lo, hi);
+    gpu_xorshift(lo, hi, SIM_MIX_SHIFT2);
+    gpu_mul64<SIM_MIX_MUL2>(lo, hi);
+    gpu_xorshift(lo, hi, SIM_MIX_SHIFT3);
     return (unsigned long long)hi << 32 | lo;
 }
 
 /* sim_checksum_agent on gpu_mix64. */
 __device__ __forceinline__ unsigned long long gpu_checksum_agent(uint32_t id, uint32_t cell)
 {
-    return gpu_mix64(cell ^ 0x6659FD93u, id ^ 0xD6E8FEB8u);
+    return gpu_mix64(cell ^ (unsigned)SIM_CHECKSUM_AGENT_XOR,
+                     id ^ (unsigned)(SIM_CHECKSUM_AGENT_XOR >> 32));
 }
 
 /* A thread's running statistics terms over the cells it hashes: the checksum terms (mod 2^64),

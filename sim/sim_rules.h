@@ -206,13 +206,23 @@ SIM_HD float sim_jacobi(float c, float n, float s, float e, float w, float a, fl
 
 /* ---- Checksum: a sum modulo 2^64 of mixed words, so any reduction order gives the same
  * value; one term per cell (index, float bits) and one per agent (id, cell). ---- */
+
+/* sim_mix64's shifts and multipliers (also the CUDA backend's gpu_mix64, which computes it on
+ * 32-bit halves), and the word an agent's (id << 32 | cell) is xored with. */
+#define SIM_MIX_SHIFT1 30
+#define SIM_MIX_MUL1 0xBF58476D1CE4E5B9ull
+#define SIM_MIX_SHIFT2 27
+#define SIM_MIX_MUL2 0x94D049BB133111EBull
+#define SIM_MIX_SHIFT3 31
+#define SIM_CHECKSUM_AGENT_XOR 0xD6E8FEB86659FD93ull
+
 SIM_HD uint64_t sim_mix64(uint64_t x)
 {
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    x ^= x >> SIM_MIX_SHIFT1;
+    x *= SIM_MIX_MUL1;
+    x ^= x >> SIM_MIX_SHIFT2;
+    x *= SIM_MIX_MUL2;
+    x ^= x >> SIM_MIX_SHIFT3;
     return x;
 }
 
@@ -232,7 +242,7 @@ SIM_HD uint64_t sim_checksum_cell(uint64_t index, uint32_t bits)
 
 SIM_HD uint64_t sim_checksum_agent(uint32_t id, uint32_t cell)
 {
-    return sim_mix64((((uint64_t)id << 32) | cell) ^ 0xD6E8FEB86659FD93ull);
+    return sim_mix64((((uint64_t)id << 32) | cell) ^ SIM_CHECKSUM_AGENT_XOR);
 }
 
 #endif
