@@ -47,26 +47,23 @@ SIM_CLONES static void interior(float *restrict out, const float *restrict cur,
                                 float a, float om, float keep, int decay, float *restrict res)
 {
     if (res) {
-        /* 16 cells at a time on sim_v16f, the lanes' residual in a register (kept in res, the
+        /* 16 cells at a time, the lanes' residual on sim_v16f in a register (kept in res, the
          * loop read and wrote it through memory every 16 cells), then the row's last cells. */
         sim_v16f r;
         memcpy(&r, res, sizeof r);
-        const sim_v16i magnitude = (sim_v16i){0} + 0x7fffffff;
         int x = 1;
         for (; x + 16 <= w - 1; x += 16) {
-            sim_v16f c, n, s, e, wv;
-            memcpy(&c, &cur[x], sizeof c);
-            memcpy(&n, &up[x], sizeof n);
-            memcpy(&s, &down[x], sizeof s);
-            memcpy(&e, &cur[x + 1], sizeof e);
-            memcpy(&wv, &cur[x - 1], sizeof wv);
-            /* sim_jacobi's operations in its order */
-            const sim_v16f nb = ((n + s) + (e + wv)) * 0.25f;
-            const sim_v16f v = om * c + a * nb;
-            const sim_v16f d = (sim_v16f)((sim_v16i)(v - c) & magnitude); /* fabsf */
+            float d16[16];
+            for (int j = 0; j < 16; j++) {
+                const float c = cur[x + j];
+                const float v =
+                    sim_jacobi(c, up[x + j], down[x + j], cur[x + j + 1], cur[x + j - 1], a, om);
+                d16[j] = fabsf(v - c);
+                out[x + j] = decay ? v * keep : v;
+            }
+            sim_v16f d;
+            memcpy(&d, d16, sizeof d);
             sim_v16f_max_into(&r, &d);
-            const sim_v16f o = decay ? v * keep : v;
-            memcpy(&out[x], &o, sizeof o);
         }
         memcpy(res, &r, sizeof r);
         for (; x < w - 1; x++) {
