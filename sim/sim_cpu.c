@@ -1075,31 +1075,48 @@ static void cells_stats(const cpu_state *s, int64_t c0, int64_t c1, float *mx, u
  * the maximum and the hashing then read from the first-level cache. */
 #define STATS_BLOCK_FLOATS 8192
 
-/* Columns a chunk of band_column_sums: a quarter of a band's share of the width, at least 16. */
+/* Columns a chunk of band_stats: a quarter of a band's share of the width, at least 16. */
 static int sums_chunk(int w, int bands)
 {
     const int c = (w / (4 * bands) + 15) / 16 * 16;
     return c < 16 ? 16 : c;
 }
 
-/* Band t's part of the column sums (inside a parallel region of `bands` threads, one a band,
- * every sums_done zeroed before it): its rows added into every column, in row order, a chunk of
+/* Cells a band hashes at a time while it waits for the band above (band_stats): small, so that
+ * the chunk it waits for is taken up soon after it is ready (each band's delay adds to those
+ * below it). */
+#define STATS_WAIT_CELLS 512
+
+/* Band t's statistics (inside a parallel region of `bands` threads, one a band, every
+ * sums_done zeroed before it): its rows added into every column, in row order, a chunk of
  * columns at a time once the band above has added its rows to that chunk (band 0 starts the
- * chunk from 0). So each thread reads only the rows it swept last, still in its core's caches;
- * a split by columns read the other bands' rows from theirs (two threads: ~0.12 ms a step of the
- * default scenario, most of the statistics). The bands go through the chunks one behind the
- * other; the same additions in the same order per column as column_sums over all rows. */
-static void band_column_sums(cpu_state *s, int t, int bands)
+ * chunk from 0), and the maximum and checksum terms of its cells into *mx and *sum. So each
+ * thread reads only the rows it swept last, still in its core's caches; a split by columns read
+ * the other bands' rows from theirs (two threads: ~0.12 ms a step of the default scenario, most
+ * of the statistics). The bands go through the chunks one behind the other, the same additions
+ * in the same order per column as column_sums over all rows; a band waiting for the chunk above
+ * hashes its cells STATS_WAIT_CELLS at a time meanwhile (16 threads: band 15 waited ~35 us a
+ * step of the default scenario before its first chunk), and the cells left after its last
+ * chunk. The maximum and the sum modulo 2^64 are the same in any order. */
+static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
 {
     const int w = s->sc.width, y0 = s->ybound[t], y1 = s->ybound[t + 1];
     const int chunk = sums_chunk(w, bands);
     int *const above = t > 0 ? &s->bands[t - 1].sums_done : NULL;
+    int64_t next = (int64_t)y0 * w; /* the band's first cell not yet hashed */
+    const int64_t end = (int64_t)y1 * w;
     for (int j = 0, x0 = 0; x0 < w; j++, x0 += chunk) {
         const int x1 = w - x0 < chunk ? w : x0 + chunk;
         if (above) {
-            for (int spins = 0; __atomic_load_n(above, __ATOMIC_ACQUIRE) <= j; spins++)
-                if (spins >= 1024) /* the band above may wait for a core */
+            for (int spins = 0; __atomic_load_n(above, __ATOMIC_ACQUIRE) <= j;) {
+                if (next < end) {
+                    const int64_t to = end - next < STATS_WAIT_CELLS ? end : next + STATS_WAIT_CELLS;
+                    cells_stats(s, next, to, mx, sum);
+                    next = to;
+                } else if (++spins >= 1024) { /* the band above may wait for a core */
                     sched_yield();
+                }
+            }
         } else {
             for (int x = x0; x < x1; x++)
                 s->colsum[x] = 0.0;
@@ -1107,14 +1124,16 @@ static void band_column_sums(cpu_state *s, int t, int bands)
         column_sums(s->field, w, y0, y1, x0, x1, s->colsum);
         __atomic_store_n(&s->bands[t].sums_done, j + 1, __ATOMIC_RELEASE);
     }
+    if (next < end)
+        cells_stats(s, next, end, mx, sum);
 }
 
 /* Thread t of `threads`' share of the statistics: column sums of its columns, and the maximum
  * and the checksum terms of its cells. One thread takes the field a block of rows at a time, all
  * three on a block before the next (one pass over memory instead of three). Several, where the
  * bands are as many as the threads, take the rows of their own band (the rows each thread swept
- * last, still in its core's caches): band_column_sums and the band's cells; else the column sums
- * of a share of the columns over every row and an even share of the cells. */
+ * last, still in its core's caches): band_stats; else the column sums of a share of the columns
+ * over every row and an even share of the cells. */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
@@ -1130,8 +1149,7 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
             cells_stats(s, (int64_t)y0 * w, (int64_t)y1 * w, &mx, &sum);
         }
     } else if (step_threads(s->threads, h) == threads) {
-        band_column_sums(s, t, threads);
-        cells_stats(s, (int64_t)s->ybound[t] * w, (int64_t)s->ybound[t + 1] * w, &mx, &sum);
+        band_stats(s, t, threads, &mx, &sum);
     } else {
         const int x0 = (int)((int64_t)w * t / threads), x1 = (int)((int64_t)w * (t + 1) / threads);
         for (int x = x0; x < x1; x++)
