@@ -44,4 +44,9 @@ cudaError_t gpu_launch_status(cudaStream_t s);
 /* Out of device memory with the numbers a user needs. */
 int gpu_fail_devmem(sim_err *err, size_t asked, const char *what);
 
+/* A measuring aid's on/off environment variable `name`: set to "0" or "1", *on becomes 0 or 1;
+ * unset or empty, *on is left as it is; anything else is an error naming the variable and its
+ * value. */
+int gpu_env_switch(const char *name, int *on, sim_err *err);
+
 #endif

@@ -427,14 +427,8 @@ static int sell_fits(const gpu_hz_plan *p, int optin, int *fits, sim_err *err)
 
 int gpu_hz_rc_enabled(int *on, sim_err *err)
 {
-    const char *env = getenv("HORIZON_HZ_RC"); /* a measuring aid: 0 turns it off */
     *on = 1;
-    if (!env || !*env)
-        return SIM_OK;
-    if (strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
-        return sim_err_set(err, SIM_EINVAL, "HORIZON_HZ_RC=%s: allowed 0 or 1", env);
-    *on = env[0] == '1';
-    return SIM_OK;
+    return gpu_env_switch("HORIZON_HZ_RC", on, err); /* a measuring aid: 0 turns it off */
 }
 
 int gpu_hz_plan_make(const gpu_hz_geom *g, int mode, int mapping, gpu_hz_plan *p, sim_err *err)

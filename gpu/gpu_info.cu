@@ -1,6 +1,7 @@
 /* gpu_info.cu - devices and errors: probing without crashing when there is no driver, the
- * `horizon info` report, the device-memory estimate, and the conversion of CUDA errors into
- * sim_status codes with file:line (gpu_check.h). */
+ * `horizon info` report, the device-memory estimate, the conversion of CUDA errors into
+ * sim_status codes with file:line, and the measuring aids' on/off switches (gpu_check.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_check.h"
@@ -17,6 +18,17 @@ int gpu_fail_devmem(sim_err *err, size_t asked, const char *what)
                        "out of device memory: %zu bytes (%.1f MiB) asked for %s, %zu bytes "
                        "(%.1f MiB) free (try a smaller world or --backend cpu)",
                        asked, asked / 1048576.0, what, free_b, free_b / 1048576.0);
+}
+
+int gpu_env_switch(const char *name, int *on, sim_err *err)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return SIM_OK;
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        return sim_err_set(err, SIM_EINVAL, "%s=%s: allowed 0 or 1", name, v);
+    *on = v[0] == '1';
+    return SIM_OK;
 }
 
 static int is_nodev(cudaError_t e)

@@ -215,12 +215,7 @@ int gpu_step_folds(const gpu_state *st)
 int gpu_step_pdl_choose(gpu_state *st, sim_err *err)
 {
     st->pdl = st->cells <= GPU_PDL_CELLS_MAX;
-    const char *forced = getenv("HORIZON_PDL"); /* a measuring aid; empty: unset */
-    if (forced && *forced) {
-        if (strcmp(forced, "0") != 0 && strcmp(forced, "1") != 0)
-            return sim_err_set(err, SIM_EINVAL, "HORIZON_PDL=%s: allowed 0 or 1", forced);
-        st->pdl = forced[0] == '1';
-    }
+    GPU_TRY(gpu_env_switch("HORIZON_PDL", &st->pdl, err));
     st->jac.pdl = st->pdl;
     return SIM_OK;
 }
@@ -232,13 +227,9 @@ int gpu_step_stats_fused(const gpu_state *st)
 
 int gpu_step_defer_choose(gpu_state *st, sim_err *err)
 {
-    st->defer_want = gpu_step_stats_fused(st) && st->cells <= GPU_ST_DEFER_CELLS_MAX;
-    const char *forced = getenv("HORIZON_ST_DEFER"); /* a measuring aid; empty: unset */
-    if (forced && *forced) {
-        if (strcmp(forced, "0") != 0 && strcmp(forced, "1") != 0)
-            return sim_err_set(err, SIM_EINVAL, "HORIZON_ST_DEFER=%s: allowed 0 or 1", forced);
-        st->defer_want = gpu_step_stats_fused(st) && forced[0] == '1';
-    }
+    int want = st->cells <= GPU_ST_DEFER_CELLS_MAX;
+    GPU_TRY(gpu_env_switch("HORIZON_ST_DEFER", &want, err));
+    st->defer_want = gpu_step_stats_fused(st) && want;
     if (!st->defer_want)
         gpu_step_defer_free(st);
     return SIM_OK;
