@@ -91,6 +91,10 @@ int app_pick_backend(const char *name, const sim_backend_ops **ops, int quiet);
  * one (threads waiting on cores that other work holds made more threads slower than one). */
 int app_threads(int requested);
 
+/* `horizon run` on the CPU backend with frames and no --threads, on at least this many threads:
+ * one thread fewer, whose core the frame encoders keep (app_run.c). */
+#define APP_FRAME_CORE_MIN 8
+
 /* The OpenMP wait policy in force, as app/main.c (or the user) set it: *key is
  * "OMP_WAIT_POLICY" or "GOMP_SPINCOUNT", and the value is returned (NULL: neither is set,
  * libgomp's default; *key is then "OMP_WAIT_POLICY"). */

@@ -180,6 +180,18 @@ diff "$T/r1/stats.csv" "$T/r3/stats.csv" >/dev/null || fail "1 vs 2 threads: sta
 awk -F, 'NR > 1 && $3 > 0 { moved = 1 } END { exit !moved }' "$T/r1/stats.csv" ||
     fail "no agent moved in 25 steps"
 
+# ---- frames on the CPU backend without --threads: on 8 or more cores, one core is left to the
+# frame encoders (app_run.c); on fewer, every core steps. The same results either way ----
+run run "${REP[@]}" --seed 7 --backend cpu --out "$T/f0" >/dev/null
+run run "${REP[@]}" --seed 7 --backend cpu --frames-every 5 --out "$T/f1" >/dev/null
+n0=$(sed -n 's/^ *"threads": \([0-9]*\),$/\1/p' "$T/f0/run.json")
+n1=$(sed -n 's/^ *"threads": \([0-9]*\),$/\1/p' "$T/f1/run.json")
+[ -n "$n0" ] && [ -n "$n1" ] || fail "frames: no thread count in run.json"
+want=$((n0 >= 8 ? n0 - 1 : n0))
+[ "$n1" -eq "$want" ] || fail "frames: $n1 threads with frames, $n0 without (want $want)"
+[ -s "$T/f1/frames/frame_000005.png" ] || fail "frames: frame 5 missing"
+diff "$T/r1/stats.csv" "$T/f1/stats.csv" >/dev/null || fail "frames: stats.csv differ"
+
 # ---- a busy machine: no more threads than the cores other work left (app/main.c notes them
 # in HORIZON_BUSY_CORES), with a notice; the same results ----
 HORIZON_BUSY_CORES=$(getconf _NPROCESSORS_ONLN) run run "${REP[@]/--quiet/--progress}" --seed 7 \
