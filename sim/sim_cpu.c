@@ -45,6 +45,7 @@
 #include "sim_backend.h"
 #include "sim_clones.h"
 #include "sim_diffuse.h"
+#include "sim_field_stats.h"
 #include "sim_horizon.h"
 #include "sim_rules.h"
 #include "sim_stats.h"
@@ -927,66 +928,6 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     return moved;
 }
 
-/* Rows y0 .. y1 - 1 added into the column sums of columns x0 .. x1 - 1 (colsum), each column's
- * rows in order (so the total does not depend on threads): a row at a time over the columns,
- * whose additions are independent and go side by side in vector registers (a column at a time,
- * each addition waited for the one before it and read a new cache line). The same additions in
- * the same order per column, so the same bits. */
-SIM_CLONES static void column_sums(const float *restrict field, int w, int y0, int y1, int x0,
-                                   int x1, double *restrict colsum)
-{
-    for (int y = y0; y < y1; y++) {
-        const float *restrict row = field + (int64_t)y * w;
-        for (int x = x0; x < x1; x++)
-            colsum[x] += (double)row[x];
-    }
-}
-
-/* The checksum terms of cells c0 .. c1 - 1 (sim_checksum_cell), summed modulo 2^64: the cell
- * index times the constant stepped by additions, and no branch, so that the compiler hashes
- * several cells in one register. */
-SIM_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, int64_t c1)
-{
-    uint64_t sum = 0;
-    for (int64_t i = c0; i < c1; i++) {
-        uint32_t bits;
-        memcpy(&bits, &field[i], sizeof bits);
-        sum += sim_checksum_cell_scaled((uint64_t)i * SIM_CHECKSUM_GOLDEN, bits);
-    }
-    return sum;
-}
-
-/* The largest value of cells c0 .. c1 - 1 (NaN never enters; -INFINITY if none): `x > m ? x : m`
- * in 64 lanes side by side (four chains of 16, so that each comparison does not wait for the
- * one before it), on sim_v16f (the compiler left the same loop on an array of lanes scalar),
- * then taken lane by lane. Any order gives the same value; the sign of a zero maximum is settled
- * over the whole field afterwards (sim_max_zero_sign). */
-SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
-{
-    sim_v16f lane[4];
-    for (int k = 0; k < 16; k++)
-        lane[0][k] = -INFINITY;
-    lane[1] = lane[2] = lane[3] = lane[0];
-    int64_t i = c0;
-    for (; i + 64 <= c1; i += 64)
-        for (int q = 0; q < 4; q++) {
-            sim_v16f x;
-            memcpy(&x, &field[i + 16 * q], sizeof x);
-            sim_v16f_max_into(&lane[q], &x);
-        }
-    sim_v16f_max_into(&lane[0], &lane[1]);
-    sim_v16f_max_into(&lane[2], &lane[3]);
-    sim_v16f_max_into(&lane[0], &lane[2]);
-    float mx = -INFINITY;
-    for (int k = 0; k < 16; k++)
-        if (lane[0][k] > mx)
-            mx = lane[0][k];
-    for (; i < c1; i++)
-        if (field[i] > mx)
-            mx = field[i];
-    return mx;
-}
-
 /* The agents' checksum terms (sim_checksum_agent) of m (id, cell) pairs, summed modulo 2^64: a
  * loop without branches that the compiler vectorises. */
 SIM_CLONES static uint64_t agent_terms(const uint32_t *restrict ids, const uint32_t *restrict cells,
@@ -1051,9 +992,9 @@ gather_agents_avx512(const int32_t *restrict occ, int64_t i0, int n, uint32_t *r
  * in any order). */
 static void cells_stats(const cpu_state *s, int64_t c0, int64_t c1, float *mx, uint64_t *sum)
 {
-    const float m = cells_max(s->field, c0, c1);
+    const float m = sim_cells_max(s->field, c0, c1);
     *mx = m > *mx ? m : *mx;
-    *sum += cell_terms(s->field, c0, c1);
+    *sum += sim_cell_terms(s->field, c0, c1, 0);
 #ifdef GATHER_AVX512
     const int wide = __builtin_cpu_supports("avx512f");
 #endif
@@ -1094,9 +1035,9 @@ static int sums_chunk(int w, int bands)
  * thread reads only the rows it swept last, still in its core's caches; a split by columns read
  * the other bands' rows from theirs (two threads: ~0.12 ms a step of the default scenario, most
  * of the statistics). The bands go through the chunks one behind the other, the same additions
- * in the same order per column as column_sums over all rows; a band waiting for the chunk above
- * hashes its cells STATS_WAIT_CELLS at a time meanwhile (16 threads: band 15 waited ~35 us a
- * step of the default scenario before its first chunk), and the cells left after its last
+ * in the same order per column as sim_column_sums over all rows; a band waiting for the chunk
+ * above hashes its cells STATS_WAIT_CELLS at a time meanwhile (16 threads: band 15 waited ~35 us
+ * a step of the default scenario before its first chunk), and the cells left after its last
  * chunk. The maximum and the sum modulo 2^64 are the same in any order. */
 static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
 {
@@ -1121,7 +1062,7 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
             for (int x = x0; x < x1; x++)
                 s->colsum[x] = 0.0;
         }
-        column_sums(s->field, w, y0, y1, x0, x1, s->colsum);
+        sim_column_sums(s->field, w, y0, y1, x0, x1, s->colsum);
         __atomic_store_n(&s->bands[t].sums_done, j + 1, __ATOMIC_RELEASE);
     }
     if (next < end)
@@ -1145,7 +1086,7 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
         const int rows = w < STATS_BLOCK_FLOATS ? STATS_BLOCK_FLOATS / w : 1;
         for (int y0 = 0; y0 < h; y0 += rows) {
             const int y1 = h - y0 < rows ? h : y0 + rows;
-            column_sums(s->field, w, y0, y1, 0, w, s->colsum);
+            sim_column_sums(s->field, w, y0, y1, 0, w, s->colsum);
             cells_stats(s, (int64_t)y0 * w, (int64_t)y1 * w, &mx, &sum);
         }
     } else if (step_threads(s->threads, h) == threads) {
@@ -1154,7 +1095,7 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
         const int x0 = (int)((int64_t)w * t / threads), x1 = (int)((int64_t)w * (t + 1) / threads);
         for (int x = x0; x < x1; x++)
             s->colsum[x] = 0.0;
-        column_sums(s->field, w, 0, h, x0, x1, s->colsum);
+        sim_column_sums(s->field, w, 0, h, x0, x1, s->colsum);
         cells_stats(s, s->cells * t / threads, s->cells * (t + 1) / threads, &mx, &sum);
     }
     *mx_out = mx;

@@ -17,6 +17,7 @@
 #include "sim_alloc.h"
 #include "sim_backend.h"
 #include "sim_diffuse.h"
+#include "sim_field_stats.h"
 #include "sim_model.h"
 #include "sim_model_rules.h"
 #include "sim_rules.h"
@@ -37,7 +38,7 @@ typedef struct mcpu {
     uint8_t *dead;         /* per agent */
     uint8_t *moved;        /* per agent: moved this step */
     int64_t *born;         /* per agent: the cell of its newborn, -1 none */
-    double *colsum;        /* width */
+    double *colsum;        /* n_fields x width: each field's column sums */
     sim_scenario fsc;      /* sc with one field's parameters, for sim_diffuse_* */
 } mcpu;
 
@@ -90,7 +91,7 @@ int sim_cpu_model_memory(const sim_scenario *sc, int threads, sim_mem *out)
         if (m.species[s].life)
             out->life_attrs = 2;
     out->other = (size_t)threads * (size_t)(2 * r + 3) * (size_t)(m.width + 2 * r + 3) * 8 +
-                 (size_t)m.width * sizeof(double); /* the rings, the column sums */
+                 (size_t)m.n_fields * (size_t)m.width * sizeof(double); /* rings, column sums */
     const double n = (double)(m.agents > 16 ? m.agents : 16);
     out->total = (size_t)(cells * (out->shared_per_cell + out->field_per_cell * m.n_fields +
                                    out->maps_per_cell) +
@@ -207,7 +208,7 @@ static int mcpu_create_state(const sim_scenario *sc, const sim_state *in, int th
     s->occ = sim_malloc_array(cells, sizeof *s->occ);
     s->claim = sim_calloc(cells, sizeof *s->claim);
     s->rings = sim_malloc_array(ring_len, sizeof *s->rings);
-    s->colsum = sim_malloc_array((size_t)m->width, sizeof *s->colsum);
+    s->colsum = sim_malloc_array((size_t)m->n_fields * (size_t)m->width, sizeof *s->colsum);
     if (!s->spare || !s->occ || !s->claim || !s->rings || !s->colsum) {
         mcpu_destroy(s);
         return sim_err_set(err, SIM_ENOMEM, "cpu model engine: out of memory for a %dx%d world "
@@ -788,82 +789,111 @@ static float fields(mcpu *s, int want_residual)
     return residual;
 }
 
-static void field_stats(mcpu *s, int f, sim_field_stats *out, uint64_t *sum)
+/* Rows a block of the statistics of a field on one thread: about 32 KB of the field, which the
+ * column sums, the maximum and the hashing then read from the first-level cache. */
+#define FIELD_STATS_BLOCK_FLOATS 8192
+
+/* Statistics of at most this many cells and agents (over every field) are taken on one thread:
+ * below it a parallel region's start and end (~3-5 us on the device host's 16 cores) cost more
+ * than the work it shares. */
+#define STATS_ONE_THREAD_WORK (1 << 12)
+
+/* Thread k of nt's share of field f's statistics, with the loops the CPU backend uses
+ * (sim_field_stats.h): the column sums of its share of the columns (in row order over every row,
+ * into f's row of s->colsum; the shares start on multiples of 8 columns, so that no two threads
+ * write one cache line of it), and the maximum (into *mx) and checksum terms (into *sum) of its
+ * share of the cells. One thread takes the field a block of rows at a time (one pass over memory
+ * instead of three). */
+static void field_share(mcpu *s, int f, int k, int nt, float *mx, uint64_t *sum)
 {
     const int w = s->m.width, h = s->m.height;
     const float *t = s->st.field[f];
     const int64_t cells = s->st.cells;
-    float mx = -INFINITY;
-    uint64_t acc_sum = 0;
-#pragma omp parallel num_threads(s->threads) reduction(max : mx) reduction(+ : acc_sum)
-    {
-#pragma omp for schedule(static)
-        for (int x = 0; x < w; x++) {
-            double acc = 0.0;
-            for (int y = 0; y < h; y++)
-                acc += (double)t[(int64_t)y * w + x];
-            s->colsum[x] = acc;
+    const uint64_t base = (uint64_t)f * (uint64_t)cells;
+    double *colsum = s->colsum + (size_t)f * (size_t)w;
+    if (nt == 1) {
+        for (int x = 0; x < w; x++)
+            colsum[x] = 0.0;
+        const int rows = w < FIELD_STATS_BLOCK_FLOATS ? FIELD_STATS_BLOCK_FLOATS / w : 1;
+        for (int y0 = 0; y0 < h; y0 += rows) {
+            const int y1 = h - y0 < rows ? h : y0 + rows;
+            const int64_t c0 = (int64_t)y0 * w, c1 = (int64_t)y1 * w;
+            sim_column_sums(t, w, y0, y1, 0, w, colsum);
+            const float m = sim_cells_max(t, c0, c1);
+            *mx = m > *mx ? m : *mx;
+            *sum += sim_cell_terms(t, c0, c1, base);
         }
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < cells; i++) {
-            float v = t[i];
-            if (v > mx)
-                mx = v;
-            uint32_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            acc_sum += sim_checksum_field_cell(f, (uint64_t)cells, (uint64_t)i, bits);
-        }
+        return;
     }
-    double total = 0.0;
-    for (int x = 0; x < w; x++)
-        total += s->colsum[x];
-    out->total = total;
-    out->mean = total / (double)cells;
-    out->max = sim_max_zero_sign(t, cells, mx);
-    *sum += acc_sum;
+    const int x0 = k == 0 ? 0 : (int)((int64_t)w * k / nt) & ~7,
+              x1 = k == nt - 1 ? w : (int)((int64_t)w * (k + 1) / nt) & ~7;
+    for (int x = x0; x < x1; x++)
+        colsum[x] = 0.0;
+    sim_column_sums(t, w, 0, h, x0, x1, colsum);
+    const int64_t c0 = cells * k / nt, c1 = cells * (k + 1) / nt;
+    const float m = sim_cells_max(t, c0, c1);
+    *mx = m > *mx ? m : *mx;
+    *sum += sim_cell_terms(t, c0, c1, base);
 }
 
-static uint64_t agent_checksum(mcpu *s, int64_t *energy_fix)
+/* Agents a0 .. a1 - 1: their checksum terms into *sum (sim_checksum_agent, and
+ * sim_checksum_life with a life cycle) and their energies, as sim_energy_fix, into e[species]. */
+static void agents_share(const mcpu *s, int64_t a0, int64_t a1, uint64_t *sum, int64_t e[4])
 {
-    uint64_t sum = 0;
-    const int64_t n = s->st.n;
+    _Static_assert(SIM_MAX_SPECIES == 4, "e has a slot per species");
     const int ext = s->m.extended;
-    for (int i = 0; i < SIM_MAX_SPECIES; i++)
-        energy_fix[i] = 0;
-    int64_t e0 = 0, e1 = 0, e2 = 0, e3 = 0;
-#pragma omp parallel for schedule(static) num_threads(s->threads) \
-    reduction(+ : sum, e0, e1, e2, e3)
-    for (int64_t a = 0; a < n; a++) {
-        sum += sim_checksum_agent(s->st.id[a], s->st.cell[a]);
+    for (int64_t a = a0; a < a1; a++) {
+        *sum += sim_checksum_agent(s->st.id[a], s->st.cell[a]);
         if (ext) {
             uint32_t bits;
             memcpy(&bits, &s->st.energy[a], sizeof bits);
-            sum += sim_checksum_life(s->st.id[a], s->st.species[a], bits, s->st.age[a]);
+            *sum += sim_checksum_life(s->st.id[a], s->st.species[a], bits, s->st.age[a]);
         }
-        int64_t e = sim_energy_fix(s->st.energy[a]);
-        switch (s->st.species[a]) {
-        case 0: e0 += e; break;
-        case 1: e1 += e; break;
-        case 2: e2 += e; break;
-        default: e3 += e; break;
-        }
+        e[s->st.species[a]] += sim_energy_fix(s->st.energy[a]);
     }
-    energy_fix[0] = e0;
-    energy_fix[1] = e1;
-    energy_fix[2] = e2;
-    energy_fix[3] = e3;
-    return sum;
 }
 
-/* Fills the statistics after a step (or for a checksum). */
+/* Fills the statistics after a step (or for a checksum): every field's and the agents' shares in
+ * one parallel region (or on one thread when they are few), then each field's total from its
+ * column sums in column order, its maximum's sign (sim_max_zero_sign), and the rest in
+ * sim_stats_model_finish. The sums modulo 2^64 and of integers, and the maxima, are the same in
+ * any order; each column's additions are in row order on one thread: the same bits for any
+ * thread count. */
 static void fill_stats(mcpu *s, float residual, sim_stats *st)
 {
     const sim_model *m = &s->m;
+    const int nf = m->n_fields, w = m->width;
+    const int64_t cells = s->st.cells, n = s->st.n;
+    const int threads = (int64_t)nf * cells + n <= STATS_ONE_THREAD_WORK ? 1 : s->threads;
+    float mx[SIM_MAX_FIELDS];
+    for (int f = 0; f < SIM_MAX_FIELDS; f++)
+        mx[f] = -INFINITY;
     uint64_t sum = 0;
-    for (int f = 0; f < m->n_fields; f++)
-        field_stats(s, f, &st->fields[f], &sum);
-    int64_t efix[SIM_MAX_SPECIES];
-    sum += agent_checksum(s, efix);
+    int64_t e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+#pragma omp parallel num_threads(threads) reduction(max : mx[:SIM_MAX_FIELDS]) \
+    reduction(+ : sum, e0, e1, e2, e3)
+    {
+        const int k = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int f = 0; f < nf; f++)
+            field_share(s, f, k, nt, &mx[f], &sum);
+        int64_t e[4] = {0, 0, 0, 0};
+        agents_share(s, n * k / nt, n * (k + 1) / nt, &sum, e);
+        e0 += e[0];
+        e1 += e[1];
+        e2 += e[2];
+        e3 += e[3];
+    }
+    for (int f = 0; f < nf; f++) {
+        const double *colsum = s->colsum + (size_t)f * (size_t)w;
+        double total = 0.0;
+        for (int x = 0; x < w; x++)
+            total += colsum[x];
+        sim_field_stats *out = &st->fields[f];
+        out->total = total;
+        out->mean = total / (double)cells;
+        out->max = sim_max_zero_sign(s->st.field[f], cells, mx[f]);
+    }
+    const int64_t efix[SIM_MAX_SPECIES] = {e0, e1, e2, e3};
     sim_stats_model_finish(m, efix, residual, sum, st);
 }
 

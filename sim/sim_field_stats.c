@@ -1,0 +1,64 @@
+/* sim_field_stats.c - the loops of a field's statistics (sim_field_stats.h). */
+#include "sim_field_stats.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim_clones.h"
+#include "sim_rules.h"
+
+/* A row at a time over the columns, whose additions are independent and go side by side in
+ * vector registers (a column at a time, each addition waited for the one before it and read a
+ * new cache line). */
+SIM_CLONES void sim_column_sums(const float *restrict field, int w, int y0, int y1, int x0,
+                                int x1, double *restrict colsum)
+{
+    for (int y = y0; y < y1; y++) {
+        const float *restrict row = field + (int64_t)y * w;
+        for (int x = x0; x < x1; x++)
+            colsum[x] += (double)row[x];
+    }
+}
+
+/* The cell index times the constant stepped by additions, and no branch, so that the compiler
+ * hashes several cells in one register. */
+SIM_CLONES uint64_t sim_cell_terms(const float *restrict field, int64_t c0, int64_t c1,
+                                   uint64_t base)
+{
+    uint64_t sum = 0;
+    for (int64_t i = c0; i < c1; i++) {
+        uint32_t bits;
+        memcpy(&bits, &field[i], sizeof bits);
+        sum += sim_checksum_cell_scaled((base + (uint64_t)i) * SIM_CHECKSUM_GOLDEN, bits);
+    }
+    return sum;
+}
+
+/* `x > m ? x : m` in 64 lanes side by side (four chains of 16, so that each comparison does not
+ * wait for the one before it), on sim_v16f (the compiler left the same loop on an array of lanes
+ * scalar), then taken lane by lane. Any order gives the same value. */
+SIM_CLONES float sim_cells_max(const float *restrict field, int64_t c0, int64_t c1)
+{
+    sim_v16f lane[4];
+    for (int k = 0; k < 16; k++)
+        lane[0][k] = -INFINITY;
+    lane[1] = lane[2] = lane[3] = lane[0];
+    int64_t i = c0;
+    for (; i + 64 <= c1; i += 64)
+        for (int q = 0; q < 4; q++) {
+            sim_v16f x;
+            memcpy(&x, &field[i + 16 * q], sizeof x);
+            sim_v16f_max_into(&lane[q], &x);
+        }
+    sim_v16f_max_into(&lane[0], &lane[1]);
+    sim_v16f_max_into(&lane[2], &lane[3]);
+    sim_v16f_max_into(&lane[0], &lane[2]);
+    float mx = -INFINITY;
+    for (int k = 0; k < 16; k++)
+        if (lane[0][k] > mx)
+            mx = lane[0][k];
+    for (; i < c1; i++)
+        if (field[i] > mx)
+            mx = field[i];
+    return mx;
+}

@@ -1,0 +1,24 @@
+/* sim_field_stats.h - the loops of a field's statistics (column sums, checksum terms, maximum),
+ * shared by the CPU backend (sim_cpu.c) and the CPU model engine (sim_model_cpu.c): compiled for
+ * the widest vectors the machine has (SIM_CLONES), with the bits of the plain loops. Internal to
+ * sim/. */
+#ifndef SIM_FIELD_STATS_H
+#define SIM_FIELD_STATS_H
+
+#include <stdint.h>
+
+/* Rows y0 .. y1 - 1 of a w-wide field added into colsum[x0 .. x1 - 1], each column's rows in
+ * row order, in double: the same additions in the same order per column as a column at a time,
+ * so the same bits, whatever rows and columns each call takes. */
+void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum);
+
+/* The sum modulo 2^64 of the checksum terms sim_checksum_cell(base + i, bits of field[i]) of
+ * cells i = c0 .. c1 - 1 (base: the first index of this field's cells, f x cells for a model's
+ * field f). */
+uint64_t sim_cell_terms(const float *field, int64_t c0, int64_t c1, uint64_t base);
+
+/* The largest value of cells c0 .. c1 - 1, NaN never entering, -INFINITY if none (a zero of
+ * either sign: the sign is settled over the whole field by sim_max_zero_sign). */
+float sim_cells_max(const float *field, int64_t c0, int64_t c1);
+
+#endif
