@@ -50,11 +50,6 @@
 #include "sim_rules.h"
 #include "sim_stats.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#include <immintrin.h>
-#define GATHER_AVX512 1 /* gather_agents_avx512, picked at run time */
-#endif
-
 /* A claim an agent made: the target cell and its own. */
 typedef struct cpu_entry {
     uint32_t t, src;
@@ -112,8 +107,7 @@ typedef struct cpu_state {
                                entry of each row's claims, then the count */
     cpu_band *bands;        /* per thread (band) */
     float *dep_rows;        /* per thread 3 rows: the deposited rows its first sweep reads */
-    uint32_t *pos;          /* cell of each agent, valid when pos_valid (rebuilt from occ) */
-    int pos_valid;
+    uint32_t *pos;          /* cell of each agent: set at create, kept by every move (resolve) */
     double *colsum;         /* width, for the field total */
     sim_disk disk;
     uint64_t threshold;
@@ -398,7 +392,6 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
         s->pos[i] = agents[i];
         s->occ[agents[i]] = (int32_t)i;
     }
-    s->pos_valid = 1;
     sim_disk_init(&s->disk, sc->radius);
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
@@ -411,17 +404,6 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
 static void ext_in_spare(cpu_state *s)
 {
     sim_hz_ext_attach32(&s->ext, (uint32_t *)(void *)s->spare);
-}
-
-/* pos from the occupancy, when a reader needs it: the step keeps only the occupancy. */
-static void need_pos(cpu_state *s)
-{
-    if (s->pos_valid)
-        return;
-    for (int64_t c = 0; c < s->cells; c++)
-        if (s->occ[c] >= 0)
-            s->pos[s->occ[c]] = (uint32_t)c;
-    s->pos_valid = 1;
 }
 
 /* Raises *slot to key if key is larger; the final value is the maximum whatever the order. */
@@ -505,6 +487,7 @@ static int64_t resolve(cpu_state *s, const cpu_entry *e, int64_t from, int64_t t
             continue; /* lost, or its cell's winner has moved already */
         occ[src] = -1;
         occ[t] = (int32_t)(uint32_t)key;
+        s->pos[(uint32_t)key] = t; /* each agent moves at most once a step: no other writer */
         if (shared)
             __atomic_store_n(&claim[t], 0, __ATOMIC_RELAXED);
         else
@@ -928,88 +911,22 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     return moved;
 }
 
-/* The agents' checksum terms (sim_checksum_agent) of m (id, cell) pairs, summed modulo 2^64: a
- * loop without branches that the compiler vectorises. */
-SIM_CLONES static uint64_t agent_terms(const uint32_t *restrict ids, const uint32_t *restrict cells,
-                                       int m)
+/* The agents' checksum terms (sim_checksum_agent) of agents a0 .. a1 - 1 from their cells in pos,
+ * summed modulo 2^64: a loop without branches that the compiler vectorises. */
+SIM_CLONES static uint64_t agent_terms(const uint32_t *restrict pos, int64_t a0, int64_t a1)
 {
     uint64_t sum = 0;
-    for (int k = 0; k < m; k++)
-        sum += sim_checksum_agent(ids[k], cells[k]);
+    for (int64_t a = a0; a < a1; a++)
+        sum += sim_checksum_agent((uint32_t)a, pos[a]);
     return sum;
 }
 
-/* Cells of a chunk whose agents' (id, cell) pairs stats_part gathers before hashing them; the
- * arrays have room for one vector's store past the last pair. */
-#define AGENT_CHUNK 256
-#define AGENT_ROOM (AGENT_CHUNK + 16)
-
-/* The (id, cell) pairs of the agents on cells i0 .. i0 + n - 1 (n <= AGENT_CHUNK) into ids and
- * cells, in cell order; returns how many. Without a branch: every cell's pair is written, and
- * the count moves on only for an agent (a branch per cell was mispredicted about as often as a
- * cell holds an agent). */
-static int gather_agents(const int32_t *restrict occ, int64_t i0, int n, uint32_t *restrict ids,
-                         uint32_t *restrict cells)
-{
-    int m = 0;
-    for (int k = 0; k < n; k++) {
-        const int32_t id = occ[i0 + k];
-        ids[m] = (uint32_t)id;
-        cells[m] = (uint32_t)(i0 + k);
-        m += id >= 0;
-    }
-    return m;
-}
-
-#ifdef GATHER_AVX512
-/* gather_agents 16 cells at a time: the live lanes of the ids and of the cell indices packed to
- * the front of a vector each (in register: a compressing store to memory is slow on some
- * processors), both vectors stored whole, the count moved on by the live lanes. The compiler
- * does not vectorise the scalar loop's moving store; this one makes it ~10 times as fast. */
-__attribute__((target("avx512f,popcnt"))) static int
-gather_agents_avx512(const int32_t *restrict occ, int64_t i0, int n, uint32_t *restrict ids,
-                     uint32_t *restrict cells)
-{
-    const __m512i zero = _mm512_setzero_si512(), sixteen = _mm512_set1_epi32(16);
-    __m512i cell = _mm512_add_epi32(_mm512_set1_epi32((int32_t)(uint32_t)i0),
-                                    _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                                      13, 14, 15));
-    int m = 0, k = 0;
-    for (; k + 16 <= n; k += 16) {
-        const __m512i id = _mm512_loadu_si512((const void *)(occ + i0 + k));
-        const __mmask16 live = _mm512_cmpge_epi32_mask(id, zero);
-        _mm512_storeu_si512((void *)(ids + m), _mm512_maskz_compress_epi32(live, id));
-        _mm512_storeu_si512((void *)(cells + m), _mm512_maskz_compress_epi32(live, cell));
-        m += _mm_popcnt_u32((unsigned)live);
-        cell = _mm512_add_epi32(cell, sixteen);
-    }
-    return m + gather_agents(occ, i0 + k, n - k, ids + m, cells + m);
-}
-#endif
-
-/* The maximum of cells c0 .. c1 - 1 into *mx and their checksum terms and their agents' into
- * *sum (the agents' (id, cell) pairs gathered a chunk at a time: a sum modulo 2^64 is the same
- * in any order). */
+/* The maximum of cells c0 .. c1 - 1 into *mx and their checksum terms into *sum. */
 static void cells_stats(const cpu_state *s, int64_t c0, int64_t c1, float *mx, uint64_t *sum)
 {
     const float m = sim_cells_max(s->field, c0, c1);
     *mx = m > *mx ? m : *mx;
     *sum += sim_cell_terms(s->field, c0, c1, 0);
-#ifdef GATHER_AVX512
-    const int wide = __builtin_cpu_supports("avx512f");
-#endif
-    for (int64_t i0 = c0; i0 < c1; i0 += AGENT_CHUNK) {
-        const int n = (int)(c1 - i0 < AGENT_CHUNK ? c1 - i0 : AGENT_CHUNK);
-        uint32_t ids[AGENT_ROOM], cells[AGENT_ROOM];
-        int k;
-#ifdef GATHER_AVX512
-        if (wide)
-            k = gather_agents_avx512(s->occ, i0, n, ids, cells);
-        else
-#endif
-            k = gather_agents(s->occ, i0, n, ids, cells);
-        *sum += agent_terms(ids, cells, k);
-    }
 }
 
 /* Rows a block of the one-thread statistics: about 32 KB of the field, which the column sums,
@@ -1027,18 +944,21 @@ static int sums_chunk(int w, int bands)
  * the chunk it waits for is taken up soon after it is ready (each band's delay adds to those
  * below it). */
 #define STATS_WAIT_CELLS 512
+#define STATS_WAIT_AGENTS 1024
 
 /* Band t's statistics (inside a parallel region of `bands` threads, one a band, every
  * sums_done zeroed before it): its rows added into every column, in row order, a chunk of
  * columns at a time once the band above has added its rows to that chunk (band 0 starts the
- * chunk from 0), and the maximum and checksum terms of its cells into *mx and *sum. So each
+ * chunk from 0), the maximum and checksum terms of its cells into *mx and *sum, and the checksum
+ * terms of its share of the agents (the t-th of `bands` even shares by id) into *sum. So each
  * thread reads only the rows it swept last, still in its core's caches; a split by columns read
  * the other bands' rows from theirs (two threads: ~0.12 ms a step of the default scenario, most
  * of the statistics). The bands go through the chunks one behind the other, the same additions
  * in the same order per column as sim_column_sums over all rows; a band waiting for the chunk
  * above hashes its cells STATS_WAIT_CELLS at a time meanwhile (16 threads: band 15 waited ~35 us
- * a step of the default scenario before its first chunk), and the cells left after its last
- * chunk. The maximum and the sum modulo 2^64 are the same in any order. */
+ * a step of the default scenario before its first chunk), then its agents STATS_WAIT_AGENTS at a
+ * time, and what is left after its last chunk. The maximum and the sum modulo 2^64 are the same
+ * in any order. */
 static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
 {
     const int w = s->sc.width, y0 = s->ybound[t], y1 = s->ybound[t + 1];
@@ -1046,6 +966,8 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
     int *const above = t > 0 ? &s->bands[t - 1].sums_done : NULL;
     int64_t next = (int64_t)y0 * w; /* the band's first cell not yet hashed */
     const int64_t end = (int64_t)y1 * w;
+    int64_t anext = s->n * t / bands; /* its first agent not yet hashed */
+    const int64_t aend = s->n * (t + 1) / bands;
     for (int j = 0, x0 = 0; x0 < w; j++, x0 += chunk) {
         const int x1 = w - x0 < chunk ? w : x0 + chunk;
         if (above) {
@@ -1054,6 +976,11 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
                     const int64_t to = end - next < STATS_WAIT_CELLS ? end : next + STATS_WAIT_CELLS;
                     cells_stats(s, next, to, mx, sum);
                     next = to;
+                } else if (anext < aend) {
+                    const int64_t to =
+                        aend - anext < STATS_WAIT_AGENTS ? aend : anext + STATS_WAIT_AGENTS;
+                    *sum += agent_terms(s->pos, anext, to);
+                    anext = to;
                 } else if (++spins >= 1024) { /* the band above may wait for a core */
                     sched_yield();
                 }
@@ -1067,14 +994,16 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
     }
     if (next < end)
         cells_stats(s, next, end, mx, sum);
+    *sum += agent_terms(s->pos, anext, aend);
 }
 
-/* Thread t of `threads`' share of the statistics: column sums of its columns, and the maximum
- * and the checksum terms of its cells. One thread takes the field a block of rows at a time, all
- * three on a block before the next (one pass over memory instead of three). Several, where the
- * bands are as many as the threads, take the rows of their own band (the rows each thread swept
- * last, still in its core's caches): band_stats; else the column sums of a share of the columns
- * over every row and an even share of the cells. */
+/* Thread t of `threads`' share of the statistics: column sums of its columns, the maximum and
+ * the checksum terms of its cells, and the checksum terms of an even share of the agents (by id,
+ * from pos: 4 bytes an agent instead of the occupancy's 4 bytes a cell). One thread takes the
+ * field a block of rows at a time, all three on a block before the next (one pass over memory
+ * instead of three). Several, where the bands are as many as the threads, take the rows of their
+ * own band (the rows each thread swept last, still in its core's caches): band_stats; else the
+ * column sums of a share of the columns over every row and an even share of the cells. */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
@@ -1089,6 +1018,7 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
             sim_column_sums(s->field, w, y0, y1, 0, w, s->colsum);
             cells_stats(s, (int64_t)y0 * w, (int64_t)y1 * w, &mx, &sum);
         }
+        sum += agent_terms(s->pos, 0, s->n);
     } else if (step_threads(s->threads, h) == threads) {
         band_stats(s, t, threads, &mx, &sum);
     } else {
@@ -1097,6 +1027,7 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
             s->colsum[x] = 0.0;
         sim_column_sums(s->field, w, 0, h, x0, x1, s->colsum);
         cells_stats(s, s->cells * t / threads, s->cells * (t + 1) / threads, &mx, &sum);
+        sum += agent_terms(s->pos, s->n * t / threads, s->n * (t + 1) / threads);
     }
     *mx_out = mx;
     *sum_out = sum;
@@ -1140,7 +1071,6 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
         st->moved = step_alone(s, step, want_stats, &residual);
     else
         st->moved = step_bands(s, step, want_stats, &residual);
-    s->pos_valid = s->n == 0;
     st->step = step + 1;
     st->agents = s->n;
     if (want_stats) {
@@ -1175,7 +1105,6 @@ static int cpu_read_agents(void *p, uint32_t *cells, sim_err *err)
     (void)err;
     cpu_state *s = p;
     if (s->n > 0) {
-        need_pos(s);
         memcpy(cells, s->pos, (size_t)s->n * sizeof *cells);
     }
     return SIM_OK;
@@ -1259,7 +1188,6 @@ static int cpu_agent_cells(void *p, const int64_t *ids, int64_t n, uint32_t *cel
 {
     (void)err;
     cpu_state *s = p;
-    need_pos(s);
     for (int64_t i = 0; i < n; i++)
         cells[i] = s->pos[ids[i]];
     return SIM_OK;
