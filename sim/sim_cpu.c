@@ -64,7 +64,11 @@ typedef struct cpu_band {
     int64_t moved;     /* moves its thread made in the last step */
     int64_t up, down;  /* of those, moves out of the band: into the row above it, below it */
     int sums_done;     /* statistics: column chunks whose sums have the band's rows added */
+    /* to 64 bytes: each band's sums_done on a cache line of its own, written by its thread and
+     * read by the band below only */
+    char pad[64 - 5 * sizeof(int64_t) - sizeof(int)];
 } cpu_band;
+_Static_assert(sizeof(cpu_band) == 64, "a band a cache line");
 
 /* The phases of a step that each thread times (several threads: for the balance of the bands;
  * with HORIZON_CPU_PROFILE=1, a measuring aid, the totals go to stderr when the instance goes).
@@ -108,7 +112,8 @@ typedef struct cpu_state {
     cpu_band *bands;        /* per thread (band) */
     float *dep_rows;        /* per thread 3 rows: the deposited rows its first sweep reads */
     uint32_t *pos;          /* cell of each agent: set at create, kept by every move (resolve) */
-    double *colsum;         /* width, for the field total */
+    double *colsum;         /* width, for the field total: colsum_mem from a 64-byte boundary */
+    double *colsum_mem;     /* width + 7 */
     sim_disk disk;
     uint64_t threshold;
     int *ybound;            /* bands + 1: band t is rows [ybound[t], ybound[t + 1]) */
@@ -198,7 +203,7 @@ static void cpu_destroy(void *p)
     sim_free(s->bands);
     sim_free(s->dep_rows);
     sim_free(s->pos);
-    sim_free(s->colsum);
+    sim_free(s->colsum_mem);
     sim_free(s);
 }
 
@@ -251,7 +256,7 @@ void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
     if (use_dense((int64_t)cells, n))
         other += (size_t)bands * 3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof(int64_t);
     other += ((size_t)h + (size_t)bands) * sizeof(int32_t) + (size_t)bands * sizeof(cpu_band) +
-             (size_t)bands * 3 * (size_t)w * sizeof(float) + (size_t)w * sizeof(double);
+             (size_t)bands * 3 * (size_t)w * sizeof(float) + ((size_t)w + 7) * sizeof(double);
     memset(out, 0, sizeof *out);
     out->n_fields = 1;
     out->shared_per_cell = (double)shared_b / (double)cells;
@@ -361,7 +366,12 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->bands = sim_calloc((size_t)bands, sizeof *s->bands);
     s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
-    s->colsum = sim_malloc_array((size_t)sc->width, sizeof *s->colsum);
+    /* Column chunks of the bands (multiples of 16 columns, band_stats) then start on cache lines:
+     * the bands working on neighbouring chunks at once share no line of it. */
+    s->colsum_mem = sim_malloc_array((size_t)sc->width + 7, sizeof *s->colsum_mem);
+    s->colsum = s->colsum_mem
+                    ? (double *)(((uintptr_t)s->colsum_mem + 63) & ~(uintptr_t)63)
+                    : NULL;
     s->ybound = sim_malloc_array((size_t)bands + 1, sizeof *s->ybound);
     s->ynew = sim_malloc_array((size_t)bands + 1, sizeof *s->ynew);
     s->speed = sim_calloc((size_t)bands, sizeof *s->speed);
