@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "gpu_backend.h"
+#include "gpu_disk_sums.cuh"
 #include "gpu_horizon.h"
 #include "gpu_policy.h"
 
@@ -264,97 +265,33 @@ __device__ __forceinline__ void spans3(const uint32_t *row, int h, uint32_t &v0,
     v2 = hi[1] - lo[0];
 }
 
-/* Sparse mode: the 9 candidate sums of one agent at region coordinates (lx, ly), in slot order
- * (slot = (dy+1)*3 + dx+1). Row j (relative to ly, -r-1 .. r+1) serves the candidate rows
- * cy = -1, 0, 1 with disk rows d = j + 1, j, j - 1; the three candidates of a candidate row share
- * a half-width, and equal half-widths of neighbouring candidate rows reuse the spans. The
- * half-widths of a row are the previous row's shifted by one, so one table read per row. */
+/* The fast path's prefix rows for disk_sums9: 32-bit entries modulo 2^32, spans as their
+ * differences, accumulated by hz_acc<SMALL>. */
+template <bool SMALL> struct hz_sparse {
+    typedef uint32_t row_t;
+    typedef uint32_t span_t;
+    typedef typename hz_acc<SMALL>::type acc_t;
+    __device__ static __forceinline__ void spans3(const uint32_t *row, int h, uint32_t &v0,
+                                                  uint32_t &v1, uint32_t &v2)
+    {
+        ::spans3(row, h, v0, v1, v2);
+    }
+    __device__ static __forceinline__ void add(acc_t &a, uint32_t span)
+    {
+        hz_acc<SMALL>::add(a, span);
+    }
+    __device__ static __forceinline__ int64_t value(acc_t a)
+    {
+        return hz_acc<SMALL>::value(a);
+    }
+};
+
+/* Sparse mode: the 9 candidate sums of one agent at region coordinates (lx, ly) (disk_sums9). */
 template <bool SMALL>
 __device__ __forceinline__ void sparse_sums(const uint32_t *I, const gpu_hz_geom &g,
                                             const int *hwp, int lx, int ly, int64_t out[9])
 {
-    typedef hz_acc<SMALL> A;
-    typename A::type s[9];
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        s[i] = 0;
-    const uint32_t *row = I + (ly - g.r - 1) * g.PW + lx;
-    const int n = 2 * g.r + 3;
-    int hb = hwp[1], hc = hwp[0]; /* -1: rows above the first candidate row's disk */
-#pragma unroll 2
-    for (int k = 1; k <= n; k++, row += g.PW) {
-        const int ha = hwp[k + 1];
-        uint32_t v0 = 0, v1 = 0, v2 = 0;
-        int hp = -1;
-        if (ha >= 0) {
-            spans3(row, ha, v0, v1, v2);
-            hp = ha;
-            A::add(s[0], v0);
-            A::add(s[1], v1);
-            A::add(s[2], v2);
-        }
-        if (hb >= 0) {
-            if (hb != hp) {
-                spans3(row, hb, v0, v1, v2);
-                hp = hb;
-            }
-            A::add(s[3], v0);
-            A::add(s[4], v1);
-            A::add(s[5], v2);
-        }
-        if (hc >= 0) {
-            if (hc != hp)
-                spans3(row, hc, v0, v1, v2);
-            A::add(s[6], v0);
-            A::add(s[7], v1);
-            A::add(s[8], v2);
-        }
-        hc = hb;
-        hb = ha;
-    }
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        out[i] = A::value(s[i]);
-}
-
-/* Row K (1 .. 2RC + 3) of sparse_sums for a radius RC known at compile time, then the rows after
- * it: the same spans added to the same sums as sparse_sums' iteration K, but the half-widths
- * (ha, hb, hc: hwp[K + 1], hwp[K], hwp[K - 1]) and whether a row's spans are new are constants,
- * so the row is straight-line code: no table read, no branch, and the spans' offsets are
- * immediates of the loads. */
-template <bool SMALL, int RC, int K>
-__device__ __forceinline__ void sparse_rows_c(const uint32_t *row, int PW,
-                                              typename hz_acc<SMALL>::type (&s)[9])
-{
-    if constexpr (K <= 2 * RC + 3) {
-        typedef hz_acc<SMALL> A;
-        constexpr int ha = sim_disk_halfwidth(RC, K - RC - 1),
-                      hb = sim_disk_halfwidth(RC, K - RC - 2),
-                      hc = sim_disk_halfwidth(RC, K - RC - 3);
-        constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
-        uint32_t v0 = 0, v1 = 0, v2 = 0;
-        if constexpr (ha >= 0) {
-            spans3(row, ha, v0, v1, v2);
-            A::add(s[0], v0);
-            A::add(s[1], v1);
-            A::add(s[2], v2);
-        }
-        if constexpr (hb >= 0) {
-            if constexpr (hb != hp1)
-                spans3(row, hb, v0, v1, v2);
-            A::add(s[3], v0);
-            A::add(s[4], v1);
-            A::add(s[5], v2);
-        }
-        if constexpr (hc >= 0) {
-            if constexpr (hc != hp2)
-                spans3(row, hc, v0, v1, v2);
-            A::add(s[6], v0);
-            A::add(s[7], v1);
-            A::add(s[8], v2);
-        }
-        sparse_rows_c<SMALL, RC, K + 1>(row + PW, PW, s);
-    }
+    disk_sums9<hz_sparse<SMALL>>(I, g, hwp, lx, ly, out);
 }
 
 /* sparse_sums for a radius RC known at compile time (g.r == RC): the same sums. */
@@ -362,15 +299,7 @@ template <bool SMALL, int RC>
 __device__ __forceinline__ void sparse_sums_c(const uint32_t *I, const gpu_hz_geom &g, int lx,
                                               int ly, int64_t out[9])
 {
-    typedef hz_acc<SMALL> A;
-    typename A::type s[9];
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        s[i] = 0;
-    sparse_rows_c<SMALL, RC, 1>(I + (ly - RC - 1) * g.PW + lx, g.PW, s);
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        out[i] = A::value(s[i]);
+    disk_sums9_c<hz_sparse<SMALL>, RC>(I, g, lx, ly, out);
 }
 
 /* ---- Block routines: one tile ---- */

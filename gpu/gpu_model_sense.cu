@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "gpu_check.h"
+#include "gpu_disk_sums.cuh"
 #include "gpu_horizon.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
@@ -406,122 +407,45 @@ __device__ __forceinline__ void md_prefix(PT *P, const uint32_t *cs32, const md_
         }
 }
 
+/* The shape of a species' prefix rows for disk_sums9: PW entries a row, radius r. */
+struct md_rows {
+    int PW, r;
+};
+
+/* The model engine's prefix rows for disk_sums9 (gpu_disk_sums.cuh): entries of type PT,
+ * spans as exact int32 values in int64 (md_span), accumulated in AT: int64, or (a species whose
+ * whole disk is under 2^31, plan.small) uint32 modulo 2^32, exact the same way as the rows. */
+template <typename PT, typename AT> struct md_sparse {
+    typedef PT row_t;
+    typedef int64_t span_t;
+    typedef AT acc_t;
+    __device__ static __forceinline__ void spans3(const PT *row, int h, int64_t &v0, int64_t &v1,
+                                                  int64_t &v2)
+    {
+        const PT *hi = row + h, *lo = row - h;
+        v0 = md_span(hi[-1], lo[-2]);
+        v1 = md_span(hi[0], lo[-1]);
+        v2 = md_span(hi[1], lo[0]);
+    }
+    __device__ static __forceinline__ void add(AT &s, int64_t v)
+    {
+        s += (AT)v;
+    }
+    __device__ static __forceinline__ int64_t value(AT s)
+    {
+        return sizeof(AT) == 4 ? (int64_t)(int32_t)s : (int64_t)s;
+    }
+};
+
 /* The 9 candidate sums of the agent at region cell (ax, ay), in slot order (slot = (dy+1)*3 +
- * dx+1), from the prefix rows: the fast path's sparse sums (gpu_horizon_block.cuh) for either
- * prefix width. Row k of the 2r+3 serves the candidate rows -1, 0, 1 with disk rows k-r-1,
- * k-r-2, k-r-3; the three candidates of a candidate row share a half-width and equal half-widths
- * of neighbouring candidate rows reuse the spans. hwp[d] = half-width of disk row d - r - 2, -1
- * outside the disk. */
-template <typename PT>
-__device__ __forceinline__ void md_spans3(const PT *row, int h, int64_t &v0, int64_t &v1,
-                                          int64_t &v2)
-{
-    const PT *hi = row + h, *lo = row - h;
-    v0 = md_span(hi[-1], lo[-2]);
-    v1 = md_span(hi[0], lo[-1]);
-    v2 = md_span(hi[1], lo[0]);
-}
-
-/* Accumulators of the candidate sums: int64 from exact int32 spans, or (a species whose whole
- * disk is under 2^31, plan.small) uint32 modulo 2^32, exact the same way as the rows. */
-__device__ __forceinline__ void md_acc(int64_t &s, int64_t v)
-{
-    s += v;
-}
-__device__ __forceinline__ void md_acc(uint32_t &s, int64_t v)
-{
-    s += (uint32_t)v;
-}
-__device__ __forceinline__ int64_t md_acc_value(int64_t s)
-{
-    return s;
-}
-__device__ __forceinline__ int64_t md_acc_value(uint32_t s)
-{
-    return (int64_t)(int32_t)s;
-}
-
+ * dx+1), from the prefix rows: the fast path's walk (disk_sums9) for either prefix width. hwp[d] =
+ * half-width of disk row d - r - 2, -1 outside the disk. */
 template <typename PT, typename AT>
 __device__ __forceinline__ void md_sparse_sums(const PT *P, int PW, const int *hwp, int r, int ax,
                                                int ay, int64_t out[9])
 {
-    AT s[9];
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        s[i] = 0;
-    const PT *row = P + (ay - r - 1) * PW + ax;
-    const int n = 2 * r + 3;
-    int hb = hwp[1], hc = hwp[0];
-#pragma unroll 2
-    for (int k = 1; k <= n; k++, row += PW) {
-        const int ha = hwp[k + 1];
-        int64_t v0 = 0, v1 = 0, v2 = 0;
-        int hp = -1;
-        if (ha >= 0) {
-            md_spans3(row, ha, v0, v1, v2);
-            hp = ha;
-            md_acc(s[0], v0);
-            md_acc(s[1], v1);
-            md_acc(s[2], v2);
-        }
-        if (hb >= 0) {
-            if (hb != hp) {
-                md_spans3(row, hb, v0, v1, v2);
-                hp = hb;
-            }
-            md_acc(s[3], v0);
-            md_acc(s[4], v1);
-            md_acc(s[5], v2);
-        }
-        if (hc >= 0) {
-            if (hc != hp)
-                md_spans3(row, hc, v0, v1, v2);
-            md_acc(s[6], v0);
-            md_acc(s[7], v1);
-            md_acc(s[8], v2);
-        }
-        hc = hb;
-        hb = ha;
-    }
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        out[i] = md_acc_value(s[i]);
-}
-
-/* Row K of md_sparse_sums for a radius RC known at compile time, then the rows after it: the
- * same spans added to the same sums, the half-widths and which spans a row reuses constants
- * (the fast path's sparse_rows_c, gpu_horizon_block.cuh). */
-template <typename PT, typename AT, int RC, int K>
-__device__ __forceinline__ void md_rows_c(const PT *row, int PW, AT (&s)[9])
-{
-    if constexpr (K <= 2 * RC + 3) {
-        constexpr int ha = sim_disk_halfwidth(RC, K - RC - 1),
-                      hb = sim_disk_halfwidth(RC, K - RC - 2),
-                      hc = sim_disk_halfwidth(RC, K - RC - 3);
-        constexpr int hp1 = ha >= 0 ? ha : -1, hp2 = hb >= 0 ? hb : hp1;
-        int64_t v0 = 0, v1 = 0, v2 = 0;
-        if constexpr (ha >= 0) {
-            md_spans3(row, ha, v0, v1, v2);
-            md_acc(s[0], v0);
-            md_acc(s[1], v1);
-            md_acc(s[2], v2);
-        }
-        if constexpr (hb >= 0) {
-            if constexpr (hb != hp1)
-                md_spans3(row, hb, v0, v1, v2);
-            md_acc(s[3], v0);
-            md_acc(s[4], v1);
-            md_acc(s[5], v2);
-        }
-        if constexpr (hc >= 0) {
-            if constexpr (hc != hp2)
-                md_spans3(row, hc, v0, v1, v2);
-            md_acc(s[6], v0);
-            md_acc(s[7], v1);
-            md_acc(s[8], v2);
-        }
-        md_rows_c<PT, AT, RC, K + 1>(row + PW, PW, s);
-    }
+    const md_rows g = {PW, r};
+    disk_sums9<md_sparse<PT, AT>>(P, g, hwp, ax, ay, out);
 }
 
 /* md_sparse_sums for a species whose radius is RC, known at compile time. */
@@ -529,14 +453,8 @@ template <typename PT, typename AT, int RC>
 __device__ __forceinline__ void md_sparse_sums_c(const PT *P, int PW, int ax, int ay,
                                                  int64_t out[9])
 {
-    AT s[9];
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        s[i] = 0;
-    md_rows_c<PT, AT, RC, 1>(P + (ay - RC - 1) * PW + ax, PW, s);
-#pragma unroll
-    for (int i = 0; i < 9; i++)
-        out[i] = md_acc_value(s[i]);
+    const md_rows g = {PW, RC};
+    disk_sums9_c<md_sparse<PT, AT>, RC>(P, g, ax, ay, out);
 }
 
 /* The tile's cells of species s in a group-of-4 walk: thread t takes groups t, t + nt, ...;
