@@ -231,6 +231,71 @@ static void test_rich_model_threads_walls_life(void **state)
     }
 }
 
+/* The statistics' parallel path (more than a few thousand cells and agents): every field's total,
+ * mean and maximum, every species' count and mean energy and the checksum of each step are the
+ * same bits on 2, 3, 5 and 7 threads as on one. The width (150) is no multiple of the threads'
+ * column shares (multiples of 8 columns). */
+static void test_stats_threads(void **state)
+{
+    (void)state;
+    const char *text =
+        "[world]\nwidth = 150\nheight = 70\nboundary = wall\n"
+        "[field.grass]\nsweeps = 0\ndecay = 0\ninitial = 1\ninit_noise = 0\ngrowth = 0.2\n"
+        "capacity = 3\n"
+        "[field.scent]\ndiffusion = 0.3\nsweeps = 2\ndecay = 0.02\ninit_noise = 0.5\n"
+        "[species.sheep]\ncount = 900\nradius = 3\nnoise = 0.2\nsense = grass:2, scent:-1\n"
+        "deposit = scent:0.5\nenergy = 4\nuptake = grass:1\nmetabolism = 0.5\n"
+        "birth_energy = 6\nmax_age = 40\n"
+        "[species.wolf]\ncount = 60\nradius = 4\nnoise = 0.1\nsense = occ.sheep:1\n"
+        "deposit = scent:-1.5\nenergy = 8\nmetabolism = 0.3\nbirth_energy = 14\n"
+        "eats = sheep:5\n[run]\nseed = 11\n";
+    sim_scenario sc = parse(text);
+    const int counts[] = {2, 3, 5, 7};
+    sim *one = make(&sc, sim_cpu_backend(), 1);
+    sim *many[4];
+    for (int i = 0; i < 4; i++)
+        many[i] = make(&sc, sim_cpu_backend(), counts[i]);
+    for (int k = 0; k < 25; k++) {
+        sim_stats a;
+        assert_int_equal(sim_step(one, 1, &a), SIM_OK);
+        assert_int_equal(a.n_fields, 2);
+        for (int i = 0; i < 4; i++) {
+            sim_stats b;
+            assert_int_equal(sim_step(many[i], 1, &b), SIM_OK);
+            if (a.checksum != b.checksum)
+                fail_msg("%d threads, step %d: checksum %llx vs %llx", counts[i], k + 1,
+                         (unsigned long long)b.checksum, (unsigned long long)a.checksum);
+            for (int f = 0; f < 2; f++) {
+                const sim_field_stats *fa = &a.fields[f], *fb = &b.fields[f];
+                if (memcmp(&fa->total, &fb->total, sizeof fa->total) != 0 ||
+                    memcmp(&fa->mean, &fb->mean, sizeof fa->mean) != 0 ||
+                    memcmp(&fa->max, &fb->max, sizeof fa->max) != 0)
+                    fail_msg("%d threads, step %d, field %d: total %.17g mean %.17g max %.9g "
+                             "against %.17g %.17g %.9g", counts[i], k + 1, f, fb->total,
+                             fb->mean, (double)fb->max, fa->total, fa->mean, (double)fa->max);
+            }
+            for (int sp = 0; sp < 2; sp++) {
+                assert_int_equal(b.species[sp].count, a.species[sp].count);
+                assert_memory_equal(&b.species[sp].energy, &a.species[sp].energy,
+                                    sizeof a.species[sp].energy);
+            }
+        }
+    }
+    /* the fields are not trivial: grass grew on some cells and was eaten on others */
+    sim_state st;
+    assert_int_equal(sim_read_state(one, &st), SIM_OK);
+    int64_t grown = 0, eaten = 0;
+    for (int64_t c = 0; c < st.cells; c++) {
+        grown += st.field[0][c] > 1.0f;
+        eaten += st.field[0][c] < 1.0f;
+    }
+    assert_true(grown > 0 && eaten > 0);
+    sim_state_free(&st);
+    sim_destroy(one);
+    for (int i = 0; i < 4; i++)
+        sim_destroy(many[i]);
+}
+
 /* Named sections write and parse back to the same scenario, and the copy runs to the same
  * bits. */
 /* README's memory bounds on the CPU model engine: 12 B/cell of shared state, 8 B/cell per field,
@@ -381,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_plain_equals_single_model),
         cmocka_unit_test(test_named_plain_shape_uses_its_sections),
         cmocka_unit_test(test_rich_model_threads_walls_life),
+        cmocka_unit_test(test_stats_threads),
         cmocka_unit_test(test_memory_bounds),
         cmocka_unit_test(test_named_round_trip),
         cmocka_unit_test(test_state_resume),
