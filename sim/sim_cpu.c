@@ -48,7 +48,6 @@
 #include "sim_field_stats.h"
 #include "sim_horizon.h"
 #include "sim_rules.h"
-#include "sim_stats.h"
 
 /* A claim an agent made: the target cell and its own. */
 typedef struct cpu_entry {

@@ -62,3 +62,16 @@ SIM_CLONES float sim_cells_max(const float *restrict field, int64_t c0, int64_t 
             mx = field[i];
     return mx;
 }
+
+float sim_max_zero_sign(const float *field, int64_t cells, float mx)
+{
+    if (mx != 0.0f)
+        return mx;
+    for (int64_t i = 0; i < cells; i++) {
+        uint32_t bits;
+        memcpy(&bits, &field[i], sizeof bits);
+        if (bits == 0u)
+            return 0.0f;
+    }
+    return -0.0f;
+}

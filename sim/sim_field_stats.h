@@ -1,7 +1,7 @@
-/* sim_field_stats.h - the loops of a field's statistics (column sums, checksum terms, maximum),
- * shared by the CPU backend (sim_cpu.c) and the CPU model engine (sim_model_cpu.c): compiled for
- * the widest vectors the machine has (SIM_CLONES), with the bits of the plain loops. Internal to
- * sim/. */
+/* sim_field_stats.h - the loops of a field's statistics (column sums, checksum terms, maximum and
+ * its sign), shared by the CPU backend (sim_cpu.c) and the CPU model engine (sim_model_cpu.c):
+ * compiled for the widest vectors the machine has (SIM_CLONES), with the bits of the plain loops.
+ * Internal to sim/. */
 #ifndef SIM_FIELD_STATS_H
 #define SIM_FIELD_STATS_H
 
@@ -20,5 +20,11 @@ uint64_t sim_cell_terms(const float *field, int64_t c0, int64_t c1, uint64_t bas
 /* The largest value of cells c0 .. c1 - 1, NaN never entering, -INFINITY if none (a zero of
  * either sign: the sign is settled over the whole field by sim_max_zero_sign). */
 float sim_cells_max(const float *field, int64_t c0, int64_t c1);
+
+/* The field maximum mx of the cells field[0 .. cells - 1] (found with NaN never entering and
+ * -0 == +0, so of either sign when it is a zero) with the sign every backend gives it: -0 ranks
+ * below +0, so a zero maximum is +0 when any cell is +0 and -0 otherwise. Only a zero maximum
+ * reads the field again. */
+float sim_max_zero_sign(const float *field, int64_t cells, float mx);
 
 #endif

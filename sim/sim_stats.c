@@ -3,7 +3,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 void sim_stats_model_finish(const sim_model *m, const int64_t energy_fix[SIM_MAX_SPECIES],
                             float residual, uint64_t checksum, sim_stats *st)
@@ -61,17 +60,4 @@ int sim_stats_csv_row(char *buf, size_t n, const sim_stats *st)
     if (used < n)
         used += (size_t)snprintf(buf + used, n - used, "\n");
     return (int)used;
-}
-
-float sim_max_zero_sign(const float *field, int64_t cells, float mx)
-{
-    if (mx != 0.0f)
-        return mx;
-    for (int64_t i = 0; i < cells; i++) {
-        uint32_t bits;
-        memcpy(&bits, &field[i], sizeof bits);
-        if (bits == 0u)
-            return 0.0f;
-    }
-    return -0.0f;
 }

@@ -4,7 +4,6 @@
 #define SIM_STATS_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "sim_backend.h"
 #include "sim_model.h"
@@ -36,11 +35,5 @@ int sim_stats_csv_row(char *buf, size_t n, const sim_stats *st);
  * their statistics here, so the rules are written once. */
 void sim_stats_model_finish(const sim_model *m, const int64_t energy_fix[SIM_MAX_SPECIES],
                             float residual, uint64_t checksum, sim_stats *st);
-
-/* The field maximum mx of the cells field[0 .. cells - 1] (found with NaN never entering and
- * -0 == +0, so of either sign when it is a zero) with the sign every backend gives it: -0 ranks
- * below +0, so a zero maximum is +0 when any cell is +0 and -0 otherwise. Only a zero maximum
- * reads the field again. */
-float sim_max_zero_sign(const float *field, int64_t cells, float mx);
 
 #endif
