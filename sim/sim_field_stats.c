@@ -7,11 +7,15 @@
 #include "sim_clones.h"
 #include "sim_rules.h"
 
+/* The loops below are static, each with a plain entry point after it: clang 14 gives a
+ * target_clones function with external linkage no symbol of its own name, so other files could
+ * not call it (GCC and newer clang do). */
+
 /* A row at a time over the columns, whose additions are independent and go side by side in
  * vector registers (a column at a time, each addition waited for the one before it and read a
  * new cache line). */
-SIM_CLONES void sim_column_sums(const float *restrict field, int w, int y0, int y1, int x0,
-                                int x1, double *restrict colsum)
+SIM_CLONES static void column_sums(const float *restrict field, int w, int y0, int y1, int x0,
+                                   int x1, double *restrict colsum)
 {
     for (int y = y0; y < y1; y++) {
         const float *restrict row = field + (int64_t)y * w;
@@ -22,8 +26,8 @@ SIM_CLONES void sim_column_sums(const float *restrict field, int w, int y0, int 
 
 /* The cell index times the constant stepped by additions, and no branch, so that the compiler
  * hashes several cells in one register. */
-SIM_CLONES uint64_t sim_cell_terms(const float *restrict field, int64_t c0, int64_t c1,
-                                   uint64_t base)
+SIM_CLONES static uint64_t cell_terms(const float *restrict field, int64_t c0, int64_t c1,
+                                      uint64_t base)
 {
     uint64_t sum = 0;
     for (int64_t i = c0; i < c1; i++) {
@@ -37,7 +41,7 @@ SIM_CLONES uint64_t sim_cell_terms(const float *restrict field, int64_t c0, int6
 /* `x > m ? x : m` in 64 lanes side by side (four chains of 16, so that each comparison does not
  * wait for the one before it), on sim_v16f (the compiler left the same loop on an array of lanes
  * scalar), then taken lane by lane. Any order gives the same value. */
-SIM_CLONES float sim_cells_max(const float *restrict field, int64_t c0, int64_t c1)
+SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64_t c1)
 {
     sim_v16f lane[4];
     for (int k = 0; k < 16; k++)
@@ -61,6 +65,21 @@ SIM_CLONES float sim_cells_max(const float *restrict field, int64_t c0, int64_t 
         if (field[i] > mx)
             mx = field[i];
     return mx;
+}
+
+void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum)
+{
+    column_sums(field, w, y0, y1, x0, x1, colsum);
+}
+
+uint64_t sim_cell_terms(const float *field, int64_t c0, int64_t c1, uint64_t base)
+{
+    return cell_terms(field, c0, c1, base);
+}
+
+float sim_cells_max(const float *field, int64_t c0, int64_t c1)
+{
+    return cells_max(field, c0, c1);
 }
 
 float sim_max_zero_sign(const float *field, int64_t cells, float mx)
