@@ -4,7 +4,10 @@
  * target_clones), so that its loops vectorise as wide as the machine allows. Only for code whose
  * bits do not depend on the vector width: integer arithmetic, and float operations done per
  * element in a fixed order (-ffp-contract=off, no reassociation). Empty elsewhere, and in the
- * AddressSanitizer build, which keeps one plain version of each. Internal to sim/. */
+ * AddressSanitizer build, which keeps one plain version of each. Only on static functions: clang
+ * 14 gives a clones function with external linkage no symbol of its own name, so another file's
+ * call to it does not link (a plain function that calls the static one is the entry point, as in
+ * sim_field_stats.c). Internal to sim/. */
 #ifndef SIM_CLONES_H
 #define SIM_CLONES_H
 
