@@ -930,18 +930,6 @@ SIM_CLONES static uint64_t agent_terms(const uint32_t *restrict pos, int64_t a0,
     return sum;
 }
 
-/* The maximum of cells c0 .. c1 - 1 into *mx and their checksum terms into *sum. */
-static void cells_stats(const cpu_state *s, int64_t c0, int64_t c1, float *mx, uint64_t *sum)
-{
-    const float m = sim_cells_max(s->field, c0, c1);
-    *mx = m > *mx ? m : *mx;
-    *sum += sim_cell_terms(s->field, c0, c1, 0);
-}
-
-/* Rows a block of the one-thread statistics: about 32 KB of the field, which the column sums,
- * the maximum and the hashing then read from the first-level cache. */
-#define STATS_BLOCK_FLOATS 8192
-
 /* Columns a chunk of band_stats: a quarter of a band's share of the width, at least 16. */
 static int sums_chunk(int w, int bands)
 {
@@ -983,7 +971,7 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
             for (int spins = 0; __atomic_load_n(above, __ATOMIC_ACQUIRE) <= j;) {
                 if (next < end) {
                     const int64_t to = end - next < STATS_WAIT_CELLS ? end : next + STATS_WAIT_CELLS;
-                    cells_stats(s, next, to, mx, sum);
+                    sim_cells_stats(s->field, next, to, 0, mx, sum);
                     next = to;
                 } else if (anext < aend) {
                     const int64_t to =
@@ -1002,40 +990,25 @@ static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
         __atomic_store_n(&s->bands[t].sums_done, j + 1, __ATOMIC_RELEASE);
     }
     if (next < end)
-        cells_stats(s, next, end, mx, sum);
+        sim_cells_stats(s->field, next, end, 0, mx, sum);
     *sum += agent_terms(s->pos, anext, aend);
 }
 
-/* Thread t of `threads`' share of the statistics: column sums of its columns, the maximum and
- * the checksum terms of its cells, and the checksum terms of an even share of the agents (by id,
- * from pos: 4 bytes an agent instead of the occupancy's 4 bytes a cell). One thread takes the
- * field a block of rows at a time, all three on a block before the next (one pass over memory
- * instead of three). Several, where the bands are as many as the threads, take the rows of their
- * own band (the rows each thread swept last, still in its core's caches): band_stats; else the
- * column sums of a share of the columns over every row and an even share of the cells. */
+/* Thread t of `threads`' share of the statistics: column sums, the maximum and the checksum terms
+ * of its share of the field, and the checksum terms of an even share of the agents (by id, from
+ * pos: 4 bytes an agent instead of the occupancy's 4 bytes a cell). Several threads, where the
+ * bands are as many as the threads, take the rows of their own band (the rows each thread swept
+ * last, still in its core's caches): band_stats; else sim_field_share (one thread: the whole
+ * field a block of rows at a time). */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
     const int w = s->sc.width, h = s->sc.height;
     float mx = -INFINITY;
     uint64_t sum = 0;
-    if (threads == 1) {
-        for (int x = 0; x < w; x++)
-            s->colsum[x] = 0.0;
-        const int rows = w < STATS_BLOCK_FLOATS ? STATS_BLOCK_FLOATS / w : 1;
-        for (int y0 = 0; y0 < h; y0 += rows) {
-            const int y1 = h - y0 < rows ? h : y0 + rows;
-            sim_column_sums(s->field, w, y0, y1, 0, w, s->colsum);
-            cells_stats(s, (int64_t)y0 * w, (int64_t)y1 * w, &mx, &sum);
-        }
-        sum += agent_terms(s->pos, 0, s->n);
-    } else if (step_threads(s->threads, h) == threads) {
+    if (threads > 1 && step_threads(s->threads, h) == threads) {
         band_stats(s, t, threads, &mx, &sum);
     } else {
-        const int x0 = (int)((int64_t)w * t / threads), x1 = (int)((int64_t)w * (t + 1) / threads);
-        for (int x = x0; x < x1; x++)
-            s->colsum[x] = 0.0;
-        sim_column_sums(s->field, w, 0, h, x0, x1, s->colsum);
-        cells_stats(s, s->cells * t / threads, s->cells * (t + 1) / threads, &mx, &sum);
+        sim_field_share(s->field, w, h, 0, t, threads, s->colsum, &mx, &sum);
         sum += agent_terms(s->pos, s->n * t / threads, s->n * (t + 1) / threads);
     }
     *mx_out = mx;
@@ -1044,7 +1017,6 @@ static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t
 
 static void field_stats(cpu_state *s, sim_stats *st)
 {
-    const int w = s->sc.width;
     const int threads = s->threads;
     float mx = -INFINITY;
     uint64_t sum = 0;
@@ -1062,9 +1034,7 @@ static void field_stats(cpu_state *s, sim_stats *st)
             sum += c;
         }
     }
-    double total = 0.0;
-    for (int x = 0; x < w; x++)
-        total += s->colsum[x];
+    const double total = sim_column_total(s->colsum, s->sc.width);
     st->field_total = total;
     st->field_mean = total / (double)s->cells;
     st->field_max = sim_max_zero_sign(s->field, s->cells, mx);

@@ -7,7 +7,7 @@
 #include "sim_clones.h"
 #include "sim_rules.h"
 
-/* The loops below are static, each with a plain entry point after it: clang 14 gives a
+/* The loops below are static, called through the plain functions after them: clang 14 gives a
  * target_clones function with external linkage no symbol of its own name, so other files could
  * not call it (GCC and newer clang do). */
 
@@ -72,14 +72,47 @@ void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, 
     column_sums(field, w, y0, y1, x0, x1, colsum);
 }
 
-uint64_t sim_cell_terms(const float *field, int64_t c0, int64_t c1, uint64_t base)
+void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
+                     uint64_t *sum)
 {
-    return cell_terms(field, c0, c1, base);
+    const float m = cells_max(field, c0, c1);
+    *mx = m > *mx ? m : *mx;
+    *sum += cell_terms(field, c0, c1, base);
 }
 
-float sim_cells_max(const float *field, int64_t c0, int64_t c1)
+/* Rows a block of the one-thread statistics: about 32 KB of the field, which the column sums,
+ * the maximum and the hashing then read from the first-level cache. */
+#define STATS_BLOCK_FLOATS 8192
+
+void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int nt,
+                     double *colsum, float *mx, uint64_t *sum)
 {
-    return cells_max(field, c0, c1);
+    if (nt == 1) {
+        for (int x = 0; x < w; x++)
+            colsum[x] = 0.0;
+        const int rows = w < STATS_BLOCK_FLOATS ? STATS_BLOCK_FLOATS / w : 1;
+        for (int y0 = 0; y0 < h; y0 += rows) {
+            const int y1 = h - y0 < rows ? h : y0 + rows;
+            column_sums(field, w, y0, y1, 0, w, colsum);
+            sim_cells_stats(field, (int64_t)y0 * w, (int64_t)y1 * w, base, mx, sum);
+        }
+        return;
+    }
+    const int x0 = k == 0 ? 0 : (int)((int64_t)w * k / nt) & ~7,
+              x1 = k == nt - 1 ? w : (int)((int64_t)w * (k + 1) / nt) & ~7;
+    for (int x = x0; x < x1; x++)
+        colsum[x] = 0.0;
+    column_sums(field, w, 0, h, x0, x1, colsum);
+    const int64_t cells = (int64_t)w * h;
+    sim_cells_stats(field, cells * k / nt, cells * (k + 1) / nt, base, mx, sum);
+}
+
+double sim_column_total(const double *colsum, int w)
+{
+    double total = 0.0;
+    for (int x = 0; x < w; x++)
+        total += colsum[x];
+    return total;
 }
 
 float sim_max_zero_sign(const float *field, int64_t cells, float mx)

@@ -12,14 +12,23 @@
  * so the same bits, whatever rows and columns each call takes. */
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum);
 
-/* The sum modulo 2^64 of the checksum terms sim_checksum_cell(base + i, bits of field[i]) of
- * cells i = c0 .. c1 - 1 (base: the first index of this field's cells, f x cells for a model's
- * field f). */
-uint64_t sim_cell_terms(const float *field, int64_t c0, int64_t c1, uint64_t base);
+/* Of cells c0 .. c1 - 1: the largest value into *mx (*mx becomes the larger, NaN never entering;
+ * a zero of either sign: the sign is settled over the whole field by sim_max_zero_sign), and the
+ * sum modulo 2^64 of their checksum terms sim_checksum_cell(base + i, bits of field[i]) added
+ * into *sum (base: the first index of this field's cells, f x cells for a model's field f). */
+void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
+                     uint64_t *sum);
 
-/* The largest value of cells c0 .. c1 - 1, NaN never entering, -INFINITY if none (a zero of
- * either sign: the sign is settled over the whole field by sim_max_zero_sign). */
-float sim_cells_max(const float *field, int64_t c0, int64_t c1);
+/* Thread k of nt's share of a w x h field's statistics: the column sums of its share of the
+ * columns over every row into colsum (zeroed first; the shares start on multiples of 8 columns,
+ * so that on a 64-byte-aligned colsum no two threads write one cache line), and sim_cells_stats
+ * of its even share of the cells. One thread (nt == 1) takes the whole field a block of rows at a
+ * time, all three on a block before the next (one pass over memory instead of three). */
+void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int nt,
+                     double *colsum, float *mx, uint64_t *sum);
+
+/* The field total: the column sums added in column order. */
+double sim_column_total(const double *colsum, int w);
 
 /* The field maximum mx of the cells field[0 .. cells - 1] (found with NaN never entering and
  * -0 == +0, so of either sign when it is a zero) with the sign every backend gives it: -0 ranks

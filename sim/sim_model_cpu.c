@@ -789,52 +789,10 @@ static float fields(mcpu *s, int want_residual)
     return residual;
 }
 
-/* Rows a block of the statistics of a field on one thread: about 32 KB of the field, which the
- * column sums, the maximum and the hashing then read from the first-level cache. */
-#define FIELD_STATS_BLOCK_FLOATS 8192
-
 /* Statistics of at most this many cells and agents (over every field) are taken on one thread:
  * below it a parallel region's start and end (~3-5 us on the device host's 16 cores) cost more
  * than the work it shares. */
 #define STATS_ONE_THREAD_WORK (1 << 12)
-
-/* Thread k of nt's share of field f's statistics, with the loops the CPU backend uses
- * (sim_field_stats.h): the column sums of its share of the columns (in row order over every row,
- * into f's row of s->colsum; the shares start on multiples of 8 columns, so that no two threads
- * write one cache line of it), and the maximum (into *mx) and checksum terms (into *sum) of its
- * share of the cells. One thread takes the field a block of rows at a time (one pass over memory
- * instead of three). */
-static void field_share(mcpu *s, int f, int k, int nt, float *mx, uint64_t *sum)
-{
-    const int w = s->m.width, h = s->m.height;
-    const float *t = s->st.field[f];
-    const int64_t cells = s->st.cells;
-    const uint64_t base = (uint64_t)f * (uint64_t)cells;
-    double *colsum = s->colsum + (size_t)f * (size_t)w;
-    if (nt == 1) {
-        for (int x = 0; x < w; x++)
-            colsum[x] = 0.0;
-        const int rows = w < FIELD_STATS_BLOCK_FLOATS ? FIELD_STATS_BLOCK_FLOATS / w : 1;
-        for (int y0 = 0; y0 < h; y0 += rows) {
-            const int y1 = h - y0 < rows ? h : y0 + rows;
-            const int64_t c0 = (int64_t)y0 * w, c1 = (int64_t)y1 * w;
-            sim_column_sums(t, w, y0, y1, 0, w, colsum);
-            const float m = sim_cells_max(t, c0, c1);
-            *mx = m > *mx ? m : *mx;
-            *sum += sim_cell_terms(t, c0, c1, base);
-        }
-        return;
-    }
-    const int x0 = k == 0 ? 0 : (int)((int64_t)w * k / nt) & ~7,
-              x1 = k == nt - 1 ? w : (int)((int64_t)w * (k + 1) / nt) & ~7;
-    for (int x = x0; x < x1; x++)
-        colsum[x] = 0.0;
-    sim_column_sums(t, w, 0, h, x0, x1, colsum);
-    const int64_t c0 = cells * k / nt, c1 = cells * (k + 1) / nt;
-    const float m = sim_cells_max(t, c0, c1);
-    *mx = m > *mx ? m : *mx;
-    *sum += sim_cell_terms(t, c0, c1, base);
-}
 
 /* Agents a0 .. a1 - 1: their checksum terms into *sum (sim_checksum_agent, and
  * sim_checksum_life with a life cycle) and their energies, as sim_energy_fix, into e[species]. */
@@ -874,8 +832,9 @@ static void fill_stats(mcpu *s, float residual, sim_stats *st)
     reduction(+ : sum, e0, e1, e2, e3)
     {
         const int k = omp_get_thread_num(), nt = omp_get_num_threads();
-        for (int f = 0; f < nf; f++)
-            field_share(s, f, k, nt, &mx[f], &sum);
+        for (int f = 0; f < nf; f++) /* the CPU backend's loops, into f's row of colsum */
+            sim_field_share(s->st.field[f], w, m->height, (uint64_t)f * (uint64_t)cells, k, nt,
+                            s->colsum + (size_t)f * (size_t)w, &mx[f], &sum);
         int64_t e[4] = {0, 0, 0, 0};
         agents_share(s, n * k / nt, n * (k + 1) / nt, &sum, e);
         e0 += e[0];
@@ -884,10 +843,7 @@ static void fill_stats(mcpu *s, float residual, sim_stats *st)
         e3 += e[3];
     }
     for (int f = 0; f < nf; f++) {
-        const double *colsum = s->colsum + (size_t)f * (size_t)w;
-        double total = 0.0;
-        for (int x = 0; x < w; x++)
-            total += colsum[x];
+        const double total = sim_column_total(s->colsum + (size_t)f * (size_t)w, w);
         sim_field_stats *out = &st->fields[f];
         out->total = total;
         out->mean = total / (double)cells;
