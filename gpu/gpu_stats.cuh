@@ -79,12 +79,13 @@ __device__ __forceinline__ gpu_terms gpu_terms_none()
 }
 
 /* A cell's terms: its checksum term (sim_checksum_cell_scaled, from the cell index times
- * SIM_CHECKSUM_GOLDEN) and its value. */
+ * SIM_CHECKSUM_GOLDEN: one wide multiply-add into the sum) and its value. */
 __device__ __forceinline__ void gpu_cell_terms(gpu_terms &t, unsigned long long index_golden,
                                                float v)
 {
     const unsigned b = __float_as_uint(v);
-    t.cs += gpu_mix64((unsigned)index_golden ^ b, (unsigned)(index_golden >> 32));
+    t.cs += (unsigned long long)(b ^ (unsigned)(index_golden >> 32)) *
+            (unsigned long long)((unsigned)index_golden | 1u);
     t.max = fmaxf(t.max, v);
     t.low = min(t.low, b);
 }

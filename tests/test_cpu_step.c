@@ -583,14 +583,16 @@ static void test_noise_zero_argmax(void **state)
     }
 }
 
-/* The checksum of a state recomputed here from the README's definition. */
+/* The checksum of a state recomputed here from the README's definition (the cells' terms
+ * written out from its text; the agents' from sim_checksum_agent). */
 static uint64_t ref_checksum(const float *f, int64_t cells, const uint32_t *pos, int64_t n)
 {
     uint64_t sum = 0;
     for (int64_t i = 0; i < cells; i++) {
         uint32_t bits;
         memcpy(&bits, &f[i], sizeof bits);
-        sum += sim_checksum_cell((uint64_t)i, bits);
+        const uint64_t g = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+        sum += (uint64_t)(bits ^ (uint32_t)(g >> 32)) * (uint64_t)((uint32_t)g | 1u);
     }
     for (int64_t i = 0; i < n; i++)
         sum += sim_checksum_agent((uint32_t)i, pos[i]);
@@ -718,6 +720,22 @@ static void test_checksum_sensitivity(void **state)
             sim_destroy(s);
             field[i] = saved;
         }
+    }
+    /* two cells swapping their values, for some pairs of different values */
+    for (int t = 0; t < 64; t++) {
+        int i = (int)hz_below(&r, (uint64_t)cells), j = (int)hz_below(&r, (uint64_t)cells);
+        if (memcmp(&field[i], &field[j], sizeof(float)) == 0)
+            continue;
+        float fi = field[i];
+        field[i] = field[j];
+        field[j] = fi;
+        s = from_state(&sc, 2, 3, field, pos, 200);
+        assert_int_equal(sim_checksum(s, &c), SIM_OK);
+        if (c == base)
+            fail_msg("swapping cells %d and %d leaves the checksum unchanged", i, j);
+        sim_destroy(s);
+        field[j] = field[i];
+        field[i] = fi;
     }
     /* an agent moved to an empty cell, and two agents swapping cells */
     uint8_t occ[48 * 40] = {0};
