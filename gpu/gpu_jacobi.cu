@@ -360,12 +360,14 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
 
 /* The written tile of a fused pass, from the last sweep's output fin (and its input prev, for
  * the residual on the vector path with the terms) to dst, with the decay; with TERMS each cell's
- * checksum term and value into t, and the residual into m. Thread mapping: jf_kernel's
- * (a warp a row, 4 columns a lane with VEC). */
+ * checksum term and value into t, the value also into colp (the thread's sum of that column),
+ * and the residual into m. Thread mapping: jf_kernel's (a warp a row, 4 columns a lane with
+ * VEC). */
 template <int K, bool TERMS, bool VEC>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
                                          const unsigned *res, int decay, float &m, gpu_terms &t,
+                                         double (&colp)[GPU_JF_RW / 32],
                                          float *__restrict__ sd = nullptr)
 {
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
@@ -409,8 +411,10 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
             if (TERMS) {
                 const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < 4; j++) {
                     gpu_cell_terms(t, ig0 + (unsigned long long)j * SIM_CHECKSUM_GOLDEN, e[j]);
+                    colp[j] += (double)e[j]; /* dropped by the compiler where not used */
+                }
             }
         } else {
 #pragma unroll
@@ -424,10 +428,41 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
                 dst[(size_t)gy * p.w + gx] = v;
                 if (sd)
                     sd[(size_t)gy * p.w + gx] = v;
-                if (TERMS)
+                if (TERMS) {
                     gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
+                    colp[k] += (double)v;
+                }
             }
         }
+    }
+}
+
+/* The column sums' share of a stored tile (gpu_stats_colsum's d_part): each thread's partial
+ * sums of its four columns (colp, from jf_store) go through scr (ROWS x RW doubles of a shared
+ * buffer the tile reads no more), then one thread a written column adds the warps' partials and
+ * stores that sum in row ty (the tile's row of tiles) of part. Any order of these additions
+ * gives the column sums where they are taken from part (gpu_colsum_exact). Every thread of the
+ * block calls it after jf_store. */
+template <int K, bool VEC>
+__device__ __forceinline__ void jf_colpart(const gpu_jac &p, const double (&colp)[GPU_JF_RW / 32],
+                                           double *scr, int gx0, int ty, double *part)
+{
+    constexpr int RW = GPU_JF_RW, HX = jf_hx(K, VEC), ROWS = GPU_JF_THREADS / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads(); /* the tile's reads of the buffers are done */
+#pragma unroll
+    for (int j = 0; j < RW / 32; j++)
+        scr[warp * RW + (VEC ? 4 * lane + j : lane + 32 * j)] = colp[j];
+    __syncthreads();
+    for (int c = threadIdx.x; c < RW; c += GPU_JF_THREADS) {
+        const int gx = gx0 + c;
+        if (c < HX || c >= RW - HX || gx >= p.w)
+            continue;
+        double sum = 0.0;
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            sum += scr[r * RW + c];
+        part[(size_t)ty * (size_t)p.w + (size_t)gx] = sum;
     }
 }
 
@@ -452,7 +487,7 @@ template <int K, int BND, bool DEP, bool TERMS, bool VEC>
 __global__ void __launch_bounds__(GPU_JF_THREADS, jf_minb(K, VEC))
 jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
           int decay, int cheap_wrap, const uint32_t *__restrict__ occ, float deposit,
-          gpu_ctl *terms, gpu_snap sn)
+          gpu_ctl *terms, gpu_snap sn, double *colpart)
 {
     gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
     gpu_pdl_release();
@@ -531,7 +566,13 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     float *sd = nullptr; /* the snapshot slot (gpu_snap) */
     if (DEP && sn.base)
         sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * gpu_defer_slot_floats((int64_t)p.w * p.h);
-    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, sd);
+    double colp[RW / 32] = {};
+    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, colp, sd);
+    if (TERMS && colpart) {
+        jf_colpart<K, VEC>(p, colp, reinterpret_cast<double *>(buf0), gx0, (int)blockIdx.y,
+                           colpart);
+        gpu_commit_mags(t, terms);
+    }
     if (res)
         gpu_res_commit(m, res);
     if (TERMS)
@@ -548,15 +589,18 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
  * copies of its next tile's region and that region's occupancy words are in flight, the copies
  * into a second buffer. The one-tile form loads, sweeps and stores in turn, and waits for each
  * occupancy word before it asks for the next; measured on the large scenario (H200, `horizon
- * run`): +2.4%. The same form with the statistics' terms, or without the deposit (the model
- * engine's fields), was no faster (gpu/BENCH.md, round 11), so those keep jf_kernel.
+ * run`): +2.4%. TERMS: with the statistics' terms (jf_kernel's), summed over the block's tiles
+ * and committed once; each tile also leaves its column sums' row (jf_colpart). Without the
+ * deposit (the model engine's fields) it was no faster (gpu/BENCH.md, round 11), so those keep
+ * jf_kernel.
  * Arithmetic, order and results: jf_kernel's. Thread mapping: jf_kernel's. Shared memory: three
  * RH x RW float buffers (48 KB at K = 2): the current region, the next one, and the sweeps'
  * other buffer. */
-template <int K>
+template <int K, bool TERMS>
 __global__ void __launch_bounds__(GPU_JF_THREADS, GPU_JP_MINB)
 jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, unsigned *res,
-          int decay, const uint32_t *__restrict__ occ, float deposit, int ntx, int ntiles)
+          int decay, const uint32_t *__restrict__ occ, float deposit, int ntx, int ntiles,
+          gpu_ctl *terms, double *colpart)
 {
     gpu_pdl_wait(); /* the field and occupancy of the kernels before (gpu_pdl.cuh) */
     gpu_pdl_release();
@@ -574,6 +618,7 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     jf_issue_vec<RPW, true>(p, src, occ, region, (t % ntx) * TX - HX, (t / ntx) * TY - K, ow, sh);
     __pipeline_commit();
     float m = 0.0f;
+    gpu_terms tm = gpu_terms_none(); /* TERMS: over all the block's tiles */
     for (int i = 0; t < ntiles; t += (int)gridDim.x, i ^= 1) {
         float *const cur = region + i * RH * RW;
         const int tn = t + (int)gridDim.x;
@@ -588,10 +633,13 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         jf_dep_add<RPW, true>(cur, jf_dep_vec<RPW>(ow, sh), deposit);
         __syncthreads();
         const int gx0 = (t % ntx) * TX - HX, gy0 = (t / ntx) * TY - K;
-        jf_sweeps<K, SIM_BOUNDARY_PERIODIC, false, true>(p, cur, other, gx0, gy0, res, m);
-        gpu_terms none = gpu_terms_none(); /* no terms */
-        jf_store<K, false, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
-                                 res, decay, m, none);
+        jf_sweeps<K, SIM_BOUNDARY_PERIODIC, TERMS, true>(p, cur, other, gx0, gy0, res, m);
+        double colp[RW / 32] = {};
+        jf_store<K, TERMS, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
+                                 res, decay, m, tm, colp);
+        if (TERMS && colpart) /* the next region is on its way into the third buffer */
+            jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, t / ntx,
+                                colpart);
 #pragma unroll
         for (int q = 0; q < RPW; q++)
             ow[q] = own[q];
@@ -600,6 +648,10 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     }
     if (res)
         gpu_res_commit(m, res);
+    if (TERMS && colpart)
+        gpu_commit_mags(tm, terms);
+    if (TERMS)
+        gpu_commit_sum_max(tm.cs, gpu_terms_key(tm), terms, 1);
 }
 
 /* Multiplies every cell by keep (decay without sweeps). */
@@ -683,12 +735,14 @@ static int jp_init(int dev, sim_err *err)
     }
     int sms = 0, per_sm = 0;
     GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    GPU_CHECK(err, cudaFuncSetAttribute(jp_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)jp_smem_bytes()));
-    GPU_CHECK(err, cudaFuncSetAttribute(jp_kernel<2>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
-    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jp_kernel<2>,
+    for (auto *k : {jp_kernel<2, false>, jp_kernel<2, true>}) {
+        GPU_CHECK(err, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)jp_smem_bytes()));
+        GPU_CHECK(err, cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+    }
+    /* The instance with the terms has the same launch bounds: the same blocks fit. */
+    GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jp_kernel<2, false>,
                                                                  GPU_JF_THREADS, jp_smem_bytes()));
     int slots = per_sm * sms;
     if (forced != 1 && forced < slots)
@@ -754,6 +808,15 @@ int gpu_jacobi_passes(int sweeps, int fuse_max)
     return (sweeps + f - 1) / f;
 }
 
+int gpu_jacobi_tile_rows(int h, int sweeps, int fuse_max)
+{
+    const int k = gpu_jacobi_first_pass(sweeps, fuse_max);
+    if (k < 2)
+        return 0;
+    const int ty = jf_rh(k) - 2 * k;
+    return (h + ty - 1) / ty;
+}
+
 template <int BND>
 static void js_launch(const gpu_jac *p, const float *src, float *dst, unsigned *res, int decay,
                       cudaStream_t s)
@@ -785,7 +848,8 @@ struct jf_dep {
     const uint32_t *occ;
     float deposit;
     gpu_ctl *terms;
-    gpu_snap snap; /* base NULL: none */
+    gpu_snap snap;   /* base NULL: none */
+    double *colpart; /* with terms: gpu_stats_colsum's d_part, or NULL */
 };
 
 template <int K, int BND, bool VEC>
@@ -796,10 +860,11 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
     dim3 grid((unsigned)((p->w + TX - 1) / TX), (unsigned)((p->h + TY - 1) / TY));
     if constexpr (VEC && K == 2) {
         const int ntiles = (int)(grid.x * grid.y);
-        const int blocks = dep.occ && !dep.terms && !dep.snap.base ? jp_grid(ntiles) : 0;
+        const int blocks = dep.occ && !dep.snap.base ? jp_grid(ntiles) : 0;
         if (blocks > 0) {
-            gpu_launch(p->pdl, jp_kernel<K>, blocks, GPU_JF_THREADS, jp_smem_bytes(), s, *p, src,
-                       dst, res, decay, dep.occ, dep.deposit, (int)grid.x, ntiles);
+            gpu_launch(p->pdl, dep.terms ? jp_kernel<K, true> : jp_kernel<K, false>, blocks,
+                       GPU_JF_THREADS, jp_smem_bytes(), s, *p, src, dst, res, decay, dep.occ,
+                       dep.deposit, (int)grid.x, ntiles, dep.terms, dep.colpart);
             return;
         }
     }
@@ -808,7 +873,7 @@ static void jf_launch_kv(const gpu_jac *p, const float *src, float *dst, unsigne
                    : dep.occ            ? jf_kernel<K, BND, true, false, VEC>
                                         : jf_kernel<K, BND, false, false, VEC>;
     gpu_launch(p->pdl, kernel, grid, GPU_JF_THREADS, jf_smem_bytes(K), s, *p, src, dst, res,
-               decay, cheap, dep.occ, dep.deposit, dep.terms, dep.snap);
+               decay, cheap, dep.occ, dep.deposit, dep.terms, dep.snap, dep.colpart);
 }
 
 /* The vector instance (jf_kernel's VEC) where it applies: a periodic grid at least a region
@@ -888,13 +953,13 @@ int gpu_jacobi_run_dep(const gpu_jac *p, float **d_cur, float **d_other, int swe
                        cudaStream_t s, sim_err *err)
 {
     return gpu_jacobi_run_terms(p, d_cur, d_other, sweeps, fuse_max, decay, d_occ, deposit,
-                                d_residual, NULL, NULL, s, err);
+                                d_residual, NULL, NULL, NULL, s, err);
 }
 
 int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
                          int fuse_max, int decay, const uint32_t *d_occ, float deposit,
                          unsigned *d_residual, gpu_ctl *d_terms, const gpu_snap *snap,
-                         cudaStream_t s, sim_err *err)
+                         double *d_colpart, cudaStream_t s, sim_err *err)
 {
     if (d_occ && gpu_jacobi_first_pass(sweeps, fuse_max) < 2)
         return sim_err_set(err, SIM_EINVAL, "jacobi: a deposit can only be folded into a fused "
@@ -921,7 +986,8 @@ int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int s
     for (int i = 0; i < passes; i++) {
         int k = (left + (passes - i) - 1) / (passes - i);
         int last = i == passes - 1;
-        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms, {NULL, NULL, 1}};
+        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms, {NULL, NULL, 1},
+                      d_terms ? d_colpart : NULL};
         if (snap)
             dep.snap = *snap;
         pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, dep, s);

@@ -40,7 +40,7 @@ typedef struct gpu_state {
     uint32_t *d_occ;           /* occupancy bitmap, (cells + 31) / 32 words */
     uint32_t *d_cells, *d_target;
     unsigned long long *d_key;
-    double *d_colsum;
+    double *d_colsum;          /* w column sums, then gpu_step_colpart's two buffers */
     gpu_ctl *d_ctl;
     uint8_t *d_rgba;           /* compose output, grown on demand (not part of the step) */
     size_t rgba_bytes;
@@ -121,6 +121,15 @@ typedef struct gpu_state {
  * alike; allocates nothing. */
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
                      sim_err *err);
+
+/* The partial column sums that a step's fused pass with the statistics' terms leaves as it
+ * writes field buffer buf (gpu_jacobi_run_terms' d_colpart, gpu_step_colpart_rows rows of w),
+ * read by that step's column sums (gpu_stats_colsum's d_part): one per buffer, so that the
+ * pass of the next step, which writes the other buffer, need not wait for them; the step after
+ * it, which writes buf again, waits for them as it waits for those column sums
+ * (gpu_step_batch.cu). */
+double *gpu_step_colpart(const gpu_state *st, const float *buf);
+int gpu_step_colpart_rows(const gpu_state *st);
 
 /* The backend's step: uploads the step index, launches the captured graph (captured on first
  * use), reads back moved and, when asked, the statistics. */

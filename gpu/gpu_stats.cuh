@@ -71,11 +71,12 @@ struct gpu_terms {
     unsigned long long cs;
     float max;
     unsigned low;
+    unsigned mag_hi, mag_lo; /* gpu_ctl's, for gpu_colsum_exact (dropped where not committed) */
 };
 
 __device__ __forceinline__ gpu_terms gpu_terms_none()
 {
-    return gpu_terms{0ull, -INFINITY, 0xffffffffu};
+    return gpu_terms{0ull, -INFINITY, 0xffffffffu, 0u, 0u};
 }
 
 /* A cell's terms: its checksum term (sim_checksum_cell_scaled, from the cell index times
@@ -88,6 +89,29 @@ __device__ __forceinline__ void gpu_cell_terms(gpu_terms &t, unsigned long long 
             (unsigned long long)((unsigned)index_golden | 1u);
     t.max = fmaxf(t.max, v);
     t.low = min(t.low, b);
+    const unsigned mg = b & 0x7fffffffu;
+    t.mag_hi = max(t.mag_hi, mg);
+    t.mag_lo = max(t.mag_lo, 0u - mg); /* a zero's is 0, never the max */
+}
+
+/* Warp max of the magnitudes' words of t, then one atomicMax each into ctl. Every lane of the
+ * warp must call it. */
+__device__ __forceinline__ void gpu_commit_mags(const gpu_terms &t, gpu_ctl *ctl)
+{
+    const unsigned hi = __reduce_max_sync(0xffffffffu, t.mag_hi);
+    const unsigned lo = __reduce_max_sync(0xffffffffu, t.mag_lo);
+    if ((threadIdx.x & 31) == 0) {
+        if (hi)
+            atomicMax(&ctl->mag_hi, hi);
+        if (lo)
+            atomicMax(&ctl->mag_lo, lo);
+    }
+}
+
+/* sim_colsum_exact of the magnitudes a fused pass left in *ex. */
+__device__ __forceinline__ bool gpu_colsum_exact(const gpu_ctl *ex, int h)
+{
+    return sim_colsum_exact(ex->mag_hi, ex->mag_lo, h) != 0;
 }
 
 /* The max key of t (for atomicMax): a zero maximum is +0 when a +0 was seen. */

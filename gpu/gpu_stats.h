@@ -1,7 +1,8 @@
 /* gpu_stats.h - statistics and checksums on the device, all of them order-independent or in a
  * fixed order, so that they equal the CPU backend's bits: column sums in double (rows in order,
- * one thread per column), field max through an ordered-integer atomicMax, checksums as integer
- * sums modulo 2^64. Internal to gpu/ (C++). */
+ * one thread per column; or, where every order gives the same bits, sim_colsum_exact, from the
+ * fused pass's partial sums), field max through an ordered-integer atomicMax, checksums as
+ * integer sums modulo 2^64. Internal to gpu/ (C++). */
 #ifndef GPU_STATS_H
 #define GPU_STATS_H
 
@@ -20,7 +21,9 @@ typedef struct gpu_ctl {
     unsigned max_key;            /* gpu_float_key of the field max; 0: no non-NaN cell */
     unsigned residual;           /* float bits of max |T'-T|, a non-negative float */
     unsigned queue;              /* tile queue of the dynamic mapping */
-    unsigned pad;
+    /* The fused pass's cells (gpu_colsum_exact): the largest magnitude's bits (bits & 0x7fffffff)
+     * and, as 2^32 minus it, the smallest nonzero one's (0: every cell a zero). */
+    unsigned mag_hi, mag_lo;
 } gpu_ctl;
 
 /* Decodes a max_key to the float (-INFINITY for 0, the CPU's start value). */
@@ -40,9 +43,13 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
                        gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
 
 /* The column sums alone (d_colsum[x], as gpu_stats_field), for a step whose kernels add the
- * cells' checksum terms and the max themselves (gpu_step_stats_fused). */
-int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, cudaStream_t s,
-                     sim_err *err);
+ * cells' checksum terms and the max themselves (gpu_step_stats_fused). With d_part (rows x w
+ * doubles): the fused pass that wrote d_field also left, for each of its rows of tiles, the
+ * sums of each column's cells in that row added in some order, and noted the cells' magnitudes
+ * in *d_ex (mag_hi, mag_lo); where gpu_colsum_exact holds, the sums of those rows (again in
+ * any order) are the column sums; else the field's rows are added in order as without it. */
+int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, const gpu_ctl *d_ex,
+                     const double *d_part, int rows, cudaStream_t s, sim_err *err);
 
 /* The field totals of m steps from their column sums (colsum_ring, w each):
  * total_ring[j] = the sum of colsum_ring[j * w + x] over x in order (0.0 first), the additions

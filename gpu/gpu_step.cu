@@ -235,6 +235,17 @@ int gpu_step_defer_choose(gpu_state *st, sim_err *err)
     return SIM_OK;
 }
 
+double *gpu_step_colpart(const gpu_state *st, const float *buf)
+{
+    const size_t rows = (size_t)gpu_jacobi_tile_rows(st->h, 2, 0);
+    return st->d_colsum + (size_t)st->w * (1 + rows * (size_t)(buf == st->d_buf[1]));
+}
+
+int gpu_step_colpart_rows(const gpu_state *st)
+{
+    return gpu_jacobi_tile_rows(st->h, st->sc.sweeps, st->tune.fuse_max);
+}
+
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
                      sim_err *err)
 {
@@ -262,8 +273,8 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
     GPU_TRY(gpu_jacobi_run_terms(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,
                                  st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
                                  want_stats ? &st->d_ctl->residual : NULL,
-                                 fused && !defer ? st->d_ctl : NULL, defer ? &snap : NULL, s,
-                                 err));
+                                 fused && !defer ? st->d_ctl : NULL, defer ? &snap : NULL,
+                                 fused && !defer ? gpu_step_colpart(st, *other) : NULL, s, err));
     if (st->n > 0)
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_join, 0));
     /* With the terms folded in, a batched step's column sums run beside the next step
@@ -273,7 +284,8 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
         GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
     } else if (want_stats && !aside && !defer) {
-        GPU_TRY(gpu_stats_colsum(*cur, st->w, st->h, st->d_colsum, s, err));
+        GPU_TRY(gpu_stats_colsum(*cur, st->w, st->h, st->d_colsum, st->d_ctl,
+                                 gpu_step_colpart(st, *cur), gpu_step_colpart_rows(st), s, err));
     }
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,

@@ -186,7 +186,9 @@ static int stats_aside(gpu_state *st, int k, int j, sim_err *err)
     GPU_CHECK(err, cudaEventRecord(st->ev_stepped, st->stream));
     GPU_CHECK(err, cudaStreamWaitEvent(st->stats, st->ev_stepped, 0));
     GPU_TRY(gpu_stats_colsum(st->d_field, st->w, st->h,
-                             st->d_colsum_ring + (size_t)j * (size_t)st->w, st->stats, err));
+                             st->d_colsum_ring + (size_t)j * (size_t)st->w, st->d_ctl_ring + k,
+                             gpu_step_colpart(st, st->d_field), gpu_step_colpart_rows(st),
+                             st->stats, err));
     GPU_CHECK(err, cudaEventRecord(st->ev_counted[k & 1], st->stats));
     return SIM_OK;
 }

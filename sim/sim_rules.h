@@ -250,4 +250,29 @@ SIM_HD uint64_t sim_checksum_agent(uint32_t id, uint32_t cell)
     return sim_mix64((((uint64_t)id << 32) | cell) ^ SIM_CHECKSUM_AGENT_XOR);
 }
 
+/* ---- Column sums in any order ---- */
+
+/* Whether the column sums of a field of h rows, added in any order, are the column sums in row
+ * order (README, "The statistics, exactly"), from its cells' magnitudes m = bits & 0x7fffffff:
+ * mag_hi the largest m, mag_lo the largest of 2^32 - m over the nonzero m (0 when every cell
+ * is a zero). Every cell is then a multiple of q, the unit in the last place of the smallest
+ * nonzero magnitude (exponent field emin, at least 1: q = 2^(emin - 150)), and under
+ * 2^(emax - 126) in magnitude (emax: the largest exponent field), so every sum of some of a
+ * column's cells is a multiple of q under h * 2^(emax - 126). When that is at most 2^53 q, each
+ * such sum is a double, so every addition is exact, in whatever order: emax - emin <=
+ * 29 - ceil(log2 h). A NaN or an infinity (exponent field 255) never passes. */
+SIM_HD int sim_colsum_exact(uint32_t mag_hi, uint32_t mag_lo, int h)
+{
+    if (mag_lo == 0u)
+        return 1; /* every cell a zero */
+    const int emax = (int)(mag_hi >> 23);
+    int emin = (int)((0u - mag_lo) >> 23);
+    if (emin < 1)
+        emin = 1;
+    int lg = 0;
+    while (lg < 31 && (1 << lg) < h)
+        lg++;
+    return emax - emin <= 29 - lg;
+}
+
 #endif

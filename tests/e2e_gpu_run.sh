@@ -97,6 +97,19 @@ HORIZON_ST_DEFER=0 compare nodefer "$S/default.ini" --steps 30 --set world.width
 refuses HORIZON_ST_DEFER x baddefer
 echo "ok: HORIZON_ST_DEFER"
 
+# Without the deferral, a step's column sums come from the fused pass's partial sums (one row a
+# row of tiles) where the field's magnitudes make every order of addition exact
+# (gpu_colsum_exact), else from the field's rows in order. With a strong decay this world's
+# field spreads from 5 binades at step 3 to 40 at step 30 (the bound at 1,100 rows is 18), so
+# its first steps take the partial sums and its last ones the rows: the same rows as the CPU's
+# either way. The scalar pass (a width not a multiple of 4), then the persistent vector pass
+# with several tiles a block.
+HORIZON_ST_DEFER=0 compare exact "$S/default.ini" --steps 30 --set world.width=300 \
+    --set world.height=1100 --set field.decay=0.6 --set agents.density=0.01
+HORIZON_ST_DEFER=0 HORIZON_JF_PERSIST=5 compare exactjp "$S/default.ini" --steps 30 \
+    --set world.width=384 --set world.height=1100 --set field.decay=0.6 \
+    --set agents.density=0.01
+
 # The two-sweep vector pass with the deposit has a persistent form (gpu_jacobi.cu, jp_kernel:
 # each block takes several tiles, the next one's loads in flight while it sweeps one) for the
 # steps without statistics of worlds with at least two tiles for each block that fits at once.

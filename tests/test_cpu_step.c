@@ -761,6 +761,71 @@ static void test_checksum_sensitivity(void **state)
     free(field);
 }
 
+/* sim_colsum_exact: columns of h floats whose exponents span exactly the bound it allows
+ * (random signs and mantissas, the largest magnitude's cells many) pass it, and their sums in row
+ * order, in reverse order and pairwise are the same bits, as its reasoning says every order
+ * gives; one binade more, a NaN or an infinity fails it; zeros alone pass. */
+static double sum_pairwise(const float *v, int n)
+{
+    if (n == 1)
+        return (double)v[0];
+    return sum_pairwise(v, n / 2) + sum_pairwise(v + n / 2, n - n / 2);
+}
+
+static void test_colsum_exact(void **state)
+{
+    (void)state;
+    static const int heights[] = {1, 2, 3, 7, 64, 1000, 1100, 4096};
+    hz_rng r = {77};
+    float *v = malloc(4096 * sizeof *v);
+    assert_non_null(v);
+    for (size_t k = 0; k < sizeof heights / sizeof heights[0]; k++) {
+        const int h = heights[k];
+        int lg = 0;
+        while ((1 << lg) < h)
+            lg++;
+        const int span = 29 - lg;
+        for (int emax = span + 2; emax <= 254; emax += 37) {
+            const int emin = emax - span;
+            uint32_t hi = 0, lo = 0;
+            for (int trial = 0; trial < 20; trial++) {
+                for (int i = 0; i < h; i++) {
+                    /* half the cells at the top of the largest binade, the rest anywhere */
+                    const uint32_t e = (i % 2 == 0 && trial % 2 == 0)
+                                           ? (uint32_t)emax
+                                           : (uint32_t)emin + (uint32_t)hz_below(&r, (uint64_t)span + 1);
+                    const uint32_t mant = (i % 2 == 0 && trial % 2 == 0)
+                                              ? 0x7fffffu
+                                              : (uint32_t)hz_below(&r, 1u << 23);
+                    uint32_t bits = (e << 23) | mant | ((uint32_t)hz_below(&r, 2) << 31);
+                    if (i == h - 1)
+                        bits = ((uint32_t)emin << 23) | 1u; /* the smallest unit in the column */
+                    memcpy(&v[i], &bits, 4);
+                    const uint32_t m = bits & 0x7fffffffu;
+                    hi = m > hi ? m : hi;
+                    lo = (0u - m) > lo ? (0u - m) : lo;
+                }
+                assert_true(sim_colsum_exact(hi, lo, h));
+                double fwd = 0.0, rev = 0.0;
+                for (int i = 0; i < h; i++)
+                    fwd += (double)v[i];
+                for (int i = h - 1; i >= 0; i--)
+                    rev += (double)v[i];
+                const double pw = sum_pairwise(v, h);
+                assert_memory_equal(&fwd, &rev, sizeof fwd);
+                assert_memory_equal(&fwd, &pw, sizeof fwd);
+            }
+            /* one binade more than allowed */
+            assert_false(sim_colsum_exact(((uint32_t)emax << 23), 0u - ((uint32_t)(emin - 1) << 23),
+                                          h));
+        }
+        assert_true(sim_colsum_exact(0u, 0u, h));
+        assert_false(sim_colsum_exact(0x7f800000u, 0u - 0x3f800000u, h)); /* an infinity */
+        assert_false(sim_colsum_exact(0x7fc00000u, 0u - 0x3f800000u, h)); /* a NaN */
+    }
+    free(v);
+}
+
 /* The field's max: NaN never enters, and -0 ranks below +0, so a maximum of zero is +0 when any
  * cell holds +0, wherever it sits: before or after a -0 in order, in another of the backend's 16
  * lanes (cells 6 and 18), in the cells after the last 16 (cell 100), or in another thread's share
@@ -844,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_different_seeds_differ),
         cmocka_unit_test(test_checksum_sensitivity),
         cmocka_unit_test(test_max_zero_sign),
+        cmocka_unit_test(test_colsum_exact),
         cmocka_unit_test(test_create_from_bad_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
