@@ -12,6 +12,16 @@ extern "C" {
 #include "sim_rules.h"
 }
 
+/* s[i], s[i + 1], s[i + 2] += v0, v1, v2: one candidate row's three candidates. */
+template <class S>
+__device__ __forceinline__ void add3(typename S::acc_t (&s)[9], int i, typename S::span_t v0,
+                                     typename S::span_t v1, typename S::span_t v2)
+{
+    S::add(s[i], v0);
+    S::add(s[i + 1], v1);
+    S::add(s[i + 2], v2);
+}
+
 /* The 9 candidate sums of the agent at (x, y) of the prefix rows P (g.PW entries a row; g.r the
  * radius), in slot order (slot = (dy+1)*3 + dx+1), walked over the rows from r + 1 above it (g
  * is read here, where the callers read it before). Row k (1 .. 2r + 3) serves the candidate rows
@@ -40,25 +50,19 @@ __device__ __forceinline__ void disk_sums9(const typename S::row_t *P, const G &
         if (ha >= 0) {
             S::spans3(row, ha, v0, v1, v2);
             hp = ha;
-            S::add(s[0], v0);
-            S::add(s[1], v1);
-            S::add(s[2], v2);
+            add3<S>(s, 0, v0, v1, v2);
         }
         if (hb >= 0) {
             if (hb != hp) {
                 S::spans3(row, hb, v0, v1, v2);
                 hp = hb;
             }
-            S::add(s[3], v0);
-            S::add(s[4], v1);
-            S::add(s[5], v2);
+            add3<S>(s, 3, v0, v1, v2);
         }
         if (hc >= 0) {
             if (hc != hp)
                 S::spans3(row, hc, v0, v1, v2);
-            S::add(s[6], v0);
-            S::add(s[7], v1);
-            S::add(s[8], v2);
+            add3<S>(s, 6, v0, v1, v2);
         }
         hc = hb;
         hb = ha;
@@ -85,23 +89,17 @@ __device__ __forceinline__ void disk_rows9_c(const typename S::row_t *row, int P
         typename S::span_t v0 = 0, v1 = 0, v2 = 0;
         if constexpr (ha >= 0) {
             S::spans3(row, ha, v0, v1, v2);
-            S::add(s[0], v0);
-            S::add(s[1], v1);
-            S::add(s[2], v2);
+            add3<S>(s, 0, v0, v1, v2);
         }
         if constexpr (hb >= 0) {
             if constexpr (hb != hp1)
                 S::spans3(row, hb, v0, v1, v2);
-            S::add(s[3], v0);
-            S::add(s[4], v1);
-            S::add(s[5], v2);
+            add3<S>(s, 3, v0, v1, v2);
         }
         if constexpr (hc >= 0) {
             if constexpr (hc != hp2)
                 S::spans3(row, hc, v0, v1, v2);
-            S::add(s[6], v0);
-            S::add(s[7], v1);
-            S::add(s[8], v2);
+            add3<S>(s, 6, v0, v1, v2);
         }
         disk_rows9_c<S, RC, K + 1>(row + PW, PW, s);
     }
