@@ -111,9 +111,7 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     /* the column sums, then a fused pass's partial ones for each field buffer
      * (gpu_step_colpart) */
     GPU_TRY(gpu_alloc(st, (void **)&st->d_colsum,
-                      (size_t)st->w * (1 + 2 * (size_t)gpu_jacobi_tile_rows(st->h, 2, 0)) *
-                          sizeof(double),
-                      "colsum", err));
+                      gpu_step_colsum_len(st->w, st->h) * sizeof(double), "colsum", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_ctl, sizeof(gpu_ctl), "control", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_cells, (n ? n : 1) * sizeof(uint32_t), "agents", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_target, (n ? n : 1) * sizeof(uint32_t), "agents", err));

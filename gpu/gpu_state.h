@@ -131,6 +131,10 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
 double *gpu_step_colpart(const gpu_state *st, const float *buf);
 int gpu_step_colpart_rows(const gpu_state *st);
 
+/* The doubles of d_colsum for a w x h world: the w column sums, then gpu_step_colpart's two
+ * buffers, each of the most rows of tiles a fused pass has (two sweeps'). */
+size_t gpu_step_colsum_len(int w, int h);
+
 /* The backend's step: uploads the step index, launches the captured graph (captured on first
  * use), reads back moved and, when asked, the statistics. */
 int gpu_step_run(gpu_state *st, int64_t step, int want_stats, sim_stats *out, sim_err *err);

@@ -235,6 +235,11 @@ int gpu_step_defer_choose(gpu_state *st, sim_err *err)
     return SIM_OK;
 }
 
+size_t gpu_step_colsum_len(int w, int h)
+{
+    return (size_t)w * (1 + 2 * (size_t)gpu_jacobi_tile_rows(h, 2, 0));
+}
+
 double *gpu_step_colpart(const gpu_state *st, const float *buf)
 {
     const size_t rows = (size_t)gpu_jacobi_tile_rows(st->h, 2, 0);
