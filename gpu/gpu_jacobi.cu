@@ -358,28 +358,96 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
     }
 }
 
+/* jf_store's vector path, with the decay (DEC) known: a lane's four cells of a row are all in
+ * the tile and grid, or none. TERMS: g is the index of the lane's first cell of the row times
+ * the checksum's constant (mod 2^64, so a column left of the grid does no harm): one
+ * multiplication a thread, then one 64-bit addition a row. That index is a multiple of 4 (its
+ * 16-byte store needs it), so g is even, and cell j's g | 1 is g plus a constant (j G + 1 for
+ * even j, j G for odd j) with no carry out of the low word's bit 0: one 64-bit addition, one
+ * xor and one wide multiply-add a cell. */
+template <int K, bool TERMS, bool DEC>
+__device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
+                                             const float *prev, float *__restrict__ dst, int gx0,
+                                             int gy0, const unsigned *res, float &m,
+                                             gpu_terms &t, gpu_mags &mg, double (&colp)[4],
+                                             float *__restrict__ sd)
+{
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, true);
+    constexpr int ROWS = GPU_JF_THREADS / 32;
+    static_assert(RW / 32 == 4, "four columns a lane");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lc = 4 * lane, gx = gx0 + lc;
+    if (lc < HX || lc >= RW - HX || gx >= p.w)
+        return;
+    const int r0 = K + warp, r1 = min(RH - K, p.h - gy0); /* rows below r1 are in the grid */
+    unsigned long long g =
+        TERMS ? ((unsigned long long)(gy0 + r0) * (unsigned long long)p.w +
+                 (unsigned long long)(long long)gx) * SIM_CHECKSUM_GOLDEN
+              : 0;
+    const unsigned long long dig =
+        TERMS ? (unsigned long long)ROWS * (unsigned long long)p.w * SIM_CHECKSUM_GOLDEN : 0;
+    for (int rr = r0; rr < r1; rr += ROWS, g += dig) {
+        const int gy = gy0 + rr;
+        float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
+        if (TERMS && res) {
+            const float4 o = reinterpret_cast<const float4 *>(prev + rr * RW)[lane];
+            gpu_res_update(m, v.x, o.x);
+            gpu_res_update(m, v.y, o.y);
+            gpu_res_update(m, v.z, o.z);
+            gpu_res_update(m, v.w, o.w);
+        }
+        if (DEC) {
+            v.x = SIM_FMUL(v.x, p.keep);
+            v.y = SIM_FMUL(v.y, p.keep);
+            v.z = SIM_FMUL(v.z, p.keep);
+            v.w = SIM_FMUL(v.w, p.keep);
+        }
+        *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
+        if (sd)
+            *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+        if (TERMS) {
+            const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const unsigned long long c =
+                    g + (unsigned long long)j * SIM_CHECKSUM_GOLDEN + (unsigned long long)(~j & 1);
+                gpu_cell_terms_g(t, (unsigned)(c >> 32), (unsigned)c, e[j]);
+                colp[j] += (double)e[j];
+            }
+            gpu_mags_add2(mg, v.x, v.y);
+            gpu_mags_add2(mg, v.z, v.w);
+        }
+    }
+}
+
 /* The written tile of a fused pass, from the last sweep's output fin (and its input prev, for
  * the residual on the vector path with the terms) to dst, with the decay; with TERMS each cell's
- * checksum term and value into t, the value also into colp (the thread's sum of that column),
- * and the residual into m. Thread mapping: jf_kernel's (a warp a row, 4 columns a lane with
- * VEC). */
+ * checksum term and value into t, its magnitude into mg, the value also into colp (the thread's
+ * sum of that column), and the residual into m. Thread mapping: jf_kernel's (a warp a row, 4
+ * columns a lane with VEC). */
 template <int K, bool TERMS, bool VEC>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
                                          const unsigned *res, int decay, float &m, gpu_terms &t,
-                                         double (&colp)[GPU_JF_RW / 32],
+                                         gpu_mags &mg, double (&colp)[GPU_JF_RW / 32],
                                          float *__restrict__ sd = nullptr)
 {
-    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
+    if constexpr (VEC) {
+        if (decay)
+            jf_store_vec<K, TERMS, true>(p, fin, prev, dst, gx0, gy0, res, m, t, mg, colp, sd);
+        else
+            jf_store_vec<K, TERMS, false>(p, fin, prev, dst, gx0, gy0, res, m, t, mg, colp, sd);
+        return;
+    }
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     /* TERMS: the lane's first cell index in the row times the checksum's constant (mod 2^64, so
      * a column left of the grid does no harm), stepped by additions from row to row and cell to
      * cell (sim_checksum_cell_scaled): one multiplication a thread. */
-    const int lc = VEC ? 4 * lane : lane; /* the lane's first column; VEC: four in a row */
     constexpr int ROWS = GPU_JF_THREADS / 32;
     unsigned long long ig0 =
         TERMS ? ((unsigned long long)(gy0 + K + warp) * (unsigned long long)p.w +
-                 (unsigned long long)(long long)(gx0 + lc)) * SIM_CHECKSUM_GOLDEN
+                 (unsigned long long)(long long)(gx0 + lane)) * SIM_CHECKSUM_GOLDEN
               : 0;
     const unsigned long long dig =
         TERMS ? (unsigned long long)ROWS * (unsigned long long)p.w * SIM_CHECKSUM_GOLDEN : 0;
@@ -387,51 +455,21 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
         int gy = gy0 + rr;
         if (gy >= p.h)
             break;
-        if constexpr (VEC) {
-            const int gx = gx0 + lc; /* the four cells are all in the tile and grid, or none */
-            if (lc < HX || lc >= RW - HX || gx >= p.w)
-                continue; /* to the next row */
-            float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
-            if (TERMS && res) {
-                const float4 c = reinterpret_cast<const float4 *>(prev + rr * RW)[lane];
-                gpu_res_update(m, v.x, c.x);
-                gpu_res_update(m, v.y, c.y);
-                gpu_res_update(m, v.z, c.z);
-                gpu_res_update(m, v.w, c.w);
-            }
-            if (decay) {
-                v.x = SIM_FMUL(v.x, p.keep);
-                v.y = SIM_FMUL(v.y, p.keep);
-                v.z = SIM_FMUL(v.z, p.keep);
-                v.w = SIM_FMUL(v.w, p.keep);
-            }
-            *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
+#pragma unroll
+        for (int k = 0; k < RW / 32; k++) {
+            int col = lane + 32 * k, gx = gx0 + col;
+            if (col < K || col >= RW - K || gx >= p.w)
+                continue;
+            float v = fin[rr * RW + col];
+            if (decay)
+                v = SIM_FMUL(v, p.keep);
+            dst[(size_t)gy * p.w + gx] = v;
             if (sd)
-                *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+                sd[(size_t)gy * p.w + gx] = v;
             if (TERMS) {
-                const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    gpu_cell_terms(t, ig0 + (unsigned long long)j * SIM_CHECKSUM_GOLDEN, e[j]);
-                    colp[j] += (double)e[j]; /* dropped by the compiler where not used */
-                }
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < RW / 32; k++) {
-                int col = lane + 32 * k, gx = gx0 + col;
-                if (col < K || col >= RW - K || gx >= p.w)
-                    continue;
-                float v = fin[rr * RW + col];
-                if (decay)
-                    v = SIM_FMUL(v, p.keep);
-                dst[(size_t)gy * p.w + gx] = v;
-                if (sd)
-                    sd[(size_t)gy * p.w + gx] = v;
-                if (TERMS) {
-                    gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
-                    colp[k] += (double)v;
-                }
+                gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
+                gpu_mags_add(mg, v);
+                colp[k] += (double)v;
             }
         }
     }
@@ -567,11 +605,12 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     if (DEP && sn.base)
         sd = sn.base + (size_t)(sn.pos[1] % sn.cap) * gpu_defer_slot_floats((int64_t)p.w * p.h);
     double colp[RW / 32] = {};
-    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, colp, sd);
+    gpu_mags mg = gpu_mags_none();
+    jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, mg, colp, sd);
     if (TERMS && colpart) {
         jf_colpart<K, VEC>(p, colp, reinterpret_cast<double *>(buf0), gx0, (int)blockIdx.y,
                            colpart);
-        gpu_commit_mags(t, terms);
+        gpu_commit_mags(mg, terms);
     }
     if (res)
         gpu_res_commit(m, res);
@@ -619,6 +658,7 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     __pipeline_commit();
     float m = 0.0f;
     gpu_terms tm = gpu_terms_none(); /* TERMS: over all the block's tiles */
+    gpu_mags mg = gpu_mags_none();
     for (int i = 0; t < ntiles; t += (int)gridDim.x, i ^= 1) {
         float *const cur = region + i * RH * RW;
         const int tn = t + (int)gridDim.x;
@@ -636,7 +676,7 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         jf_sweeps<K, SIM_BOUNDARY_PERIODIC, TERMS, true>(p, cur, other, gx0, gy0, res, m);
         double colp[RW / 32] = {};
         jf_store<K, TERMS, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
-                                 res, decay, m, tm, colp);
+                                 res, decay, m, tm, mg, colp);
         if (TERMS && colpart) /* the next region is on its way into the third buffer */
             jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, t / ntx,
                                 colpart);
@@ -649,7 +689,7 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     if (res)
         gpu_res_commit(m, res);
     if (TERMS && colpart)
-        gpu_commit_mags(tm, terms);
+        gpu_commit_mags(mg, terms);
     if (TERMS)
         gpu_commit_sum_max(tm.cs, gpu_terms_key(tm), terms, 1);
 }

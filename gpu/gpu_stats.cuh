@@ -71,36 +71,75 @@ struct gpu_terms {
     unsigned long long cs;
     float max;
     unsigned low;
-    unsigned mag_hi, mag_lo; /* gpu_ctl's, for gpu_colsum_exact (dropped where not committed) */
 };
 
 __device__ __forceinline__ gpu_terms gpu_terms_none()
 {
-    return gpu_terms{0ull, -INFINITY, 0xffffffffu, 0u, 0u};
+    return gpu_terms{0ull, -INFINITY, 0xffffffffu};
 }
 
-/* A cell's terms: its checksum term (sim_checksum_cell_scaled, from the cell index times
- * SIM_CHECKSUM_GOLDEN: one wide multiply-add into the sum) and its value. */
+/* cs += a * b, one wide multiply-add. */
+__device__ __forceinline__ void gpu_mad_wide(unsigned long long &cs, unsigned a, unsigned b)
+{
+    asm("mad.wide.u32 %0, %1, %2, %0;" : "+l"(cs) : "r"(a), "r"(b));
+}
+
+/* A cell's terms: its checksum term (sim_checksum_cell_scaled) from g = its index times
+ * SIM_CHECKSUM_GOLDEN, given as g_hi and g_lo | 1, and its value. */
+__device__ __forceinline__ void gpu_cell_terms_g(gpu_terms &t, unsigned g_hi, unsigned g_lo1,
+                                                 float v)
+{
+    const unsigned b = __float_as_uint(v);
+    gpu_mad_wide(t.cs, b ^ g_hi, g_lo1);
+    t.max = fmaxf(t.max, v);
+    t.low = min(t.low, b);
+}
+
+/* gpu_cell_terms_g from g itself. */
 __device__ __forceinline__ void gpu_cell_terms(gpu_terms &t, unsigned long long index_golden,
                                                float v)
 {
-    const unsigned b = __float_as_uint(v);
-    t.cs += (unsigned long long)(b ^ (unsigned)(index_golden >> 32)) *
-            (unsigned long long)((unsigned)index_golden | 1u);
-    t.max = fmaxf(t.max, v);
-    t.low = min(t.low, b);
-    const unsigned mg = b & 0x7fffffffu;
-    t.mag_hi = max(t.mag_hi, mg);
-    t.mag_lo = max(t.mag_lo, 0u - mg); /* a zero's is 0, never the max */
+    gpu_cell_terms_g(t, (unsigned)(index_golden >> 32), (unsigned)index_golden | 1u, v);
 }
 
-/* Warp max of the magnitudes' words of t, then one atomicMax each into ctl. Every lane of the
- * warp must call it. */
-__device__ __forceinline__ void gpu_commit_mags(const gpu_terms &t, gpu_ctl *ctl)
+/* The magnitudes of a fused pass's cells, for sim_colsum_exact, kept as the keys
+ * k = bits + bits (mod 2^32: twice bits & 0x7fffffff): hi2 the largest key, lo2 the least
+ * k - 2, where a zero's wraps to the top. A cell costs an add, half a three-input max and an
+ * add-and-min (Hopper's VIMNMX3 and VIADDMNMX), where the magnitude's mask, the max, a negation
+ * and a max cost three and a half. */
+struct gpu_mags {
+    unsigned hi2, lo2;
+};
+
+__device__ __forceinline__ gpu_mags gpu_mags_none()
 {
-    const unsigned hi = __reduce_max_sync(0xffffffffu, t.mag_hi);
-    const unsigned lo = __reduce_max_sync(0xffffffffu, t.mag_lo);
+    return gpu_mags{0u, 0xffffffffu};
+}
+
+__device__ __forceinline__ void gpu_mags_add2(gpu_mags &g, float a, float b)
+{
+    const unsigned ka = __float_as_uint(a) * 2u, kb = __float_as_uint(b) * 2u;
+    g.hi2 = max(g.hi2, max(ka, kb));
+    g.lo2 = min(ka - 2u, g.lo2);
+    g.lo2 = min(kb - 2u, g.lo2);
+}
+
+__device__ __forceinline__ void gpu_mags_add(gpu_mags &g, float a)
+{
+    const unsigned ka = __float_as_uint(a) * 2u;
+    g.hi2 = max(g.hi2, ka);
+    g.lo2 = min(ka - 2u, g.lo2);
+}
+
+/* Warp max of the magnitudes, then one atomicMax of each of gpu_ctl's words into ctl: the
+ * largest magnitude's bits, and 2^32 minus the smallest nonzero one's (0: only zeros). Every
+ * lane of the warp must call it. */
+__device__ __forceinline__ void gpu_commit_mags(gpu_mags g, gpu_ctl *ctl)
+{
+    const unsigned hi2 = __reduce_max_sync(0xffffffffu, g.hi2);
+    const unsigned lo2 = __reduce_min_sync(0xffffffffu, g.lo2);
     if ((threadIdx.x & 31) == 0) {
+        const unsigned hi = hi2 >> 1, lo = lo2 >= 0xfffffffeu ? 0u : 0u - ((lo2 >> 1) + 1u);
         if (hi)
             atomicMax(&ctl->mag_hi, hi);
         if (lo)
