@@ -264,7 +264,7 @@ static int step_part(gpu_state *st, int part, sim_err *err)
                                   NULL, s, err);
     default: /* the statistics' own passes: the column sums alone when the step folds the rest */
         if (gpu_step_stats_fused(st))
-            return gpu_stats_colsum(cur, st->w, st->h, st->d_colsum, NULL, NULL, 0, s, err);
+            return gpu_stats_colsum(cur, st->w, st->h, st->d_colsum, NULL, NULL, s, err);
         GPU_TRY(gpu_stats_field(cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         return gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err);
     }

@@ -108,10 +108,11 @@ static int create_inner(gpu_state *st, const float *field, const uint32_t *agent
     GPU_TRY(gpu_alloc(st, (void **)&st->d_buf[1], cells * sizeof(float), "field", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_claim, cells * sizeof(unsigned long long), "claims",
                       err));
-    /* the column sums, then a fused pass's partial ones for each field buffer
-     * (gpu_step_colpart) */
-    GPU_TRY(gpu_alloc(st, (void **)&st->d_colsum,
-                      gpu_step_colsum_len(st->w, st->h) * sizeof(double), "colsum", err));
+    /* the column sums, then a fused pass's (gpu_step_colpart), which start zero */
+    GPU_TRY(gpu_alloc(st, (void **)&st->d_colsum, gpu_step_colsum_len(st->w) * sizeof(double),
+                      "colsum", err));
+    GPU_CHECK(err, cudaMemsetAsync(st->d_colsum, 0, gpu_step_colsum_len(st->w) * sizeof(double),
+                                   st->stream));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_ctl, sizeof(gpu_ctl), "control", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_cells, (n ? n : 1) * sizeof(uint32_t), "agents", err));
     GPU_TRY(gpu_alloc(st, (void **)&st->d_target, (n ? n : 1) * sizeof(uint32_t), "agents", err));

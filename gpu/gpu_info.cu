@@ -115,8 +115,8 @@ extern "C" size_t gpu_estimate_bytes(const sim_scenario *sc)
     gpu_hz_geom g;
     gpu_hz_geometry(sc->width, sc->height, sc->boundary == SIM_BOUNDARY_PERIODIC, sc->radius, &g);
     size_t b = cells * (2 * sizeof(float) + sizeof(unsigned long long)); /* fields, claims */
-    /* the column sums and the fused pass's partial ones (gpu_step_colpart) */
-    b += gpu_step_colsum_len(sc->width, sc->height) * sizeof(double) + sizeof(gpu_ctl);
+    /* the column sums and the fused pass's (gpu_step_colpart) */
+    b += gpu_step_colsum_len(sc->width) * sizeof(double) + sizeof(gpu_ctl);
     b += 2 * SIM_STEP_BATCH_MAX * sizeof(gpu_ctl) + 2 * sizeof(unsigned); /* batch rings */
     b += (size_t)(n > 0 ? n : 1) * (2 * sizeof(uint32_t) + sizeof(unsigned long long));
     b += gpu_step_bins_bytes(n, (int64_t)cells, g.ntiles);

@@ -478,12 +478,12 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
 /* The column sums' share of a stored tile (gpu_stats_colsum's d_part): each thread's partial
  * sums of its four columns (colp, from jf_store) go through scr (ROWS x RW doubles of a shared
  * buffer the tile reads no more), then one thread a written column adds the warps' partials and
- * stores that sum in row ty (the tile's row of tiles) of part. Any order of these additions
- * gives the column sums where they are taken from part (gpu_colsum_exact). Every thread of the
- * block calls it after jf_store. */
+ * adds that sum into the column's word of part (one atomic addition, no reply awaited). Any
+ * order of these additions gives the column sums where they are taken from part
+ * (gpu_colsum_exact). Every thread of the block calls it after jf_store. */
 template <int K, bool VEC>
 __device__ __forceinline__ void jf_colpart(const gpu_jac &p, const double (&colp)[GPU_JF_RW / 32],
-                                           double *scr, int gx0, int ty, double *part)
+                                           double *scr, int gx0, double *part)
 {
     constexpr int RW = GPU_JF_RW, HX = jf_hx(K, VEC), ROWS = GPU_JF_THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -500,7 +500,7 @@ __device__ __forceinline__ void jf_colpart(const gpu_jac &p, const double (&colp
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
             sum += scr[r * RW + c];
-        part[(size_t)ty * (size_t)p.w + (size_t)gx] = sum;
+        atomicAdd(&part[gx], sum);
     }
 }
 
@@ -608,8 +608,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     gpu_mags mg = gpu_mags_none();
     jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, mg, colp, sd);
     if (TERMS && colpart) {
-        jf_colpart<K, VEC>(p, colp, reinterpret_cast<double *>(buf0), gx0, (int)blockIdx.y,
-                           colpart);
+        jf_colpart<K, VEC>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
         gpu_commit_mags(mg, terms);
     }
     if (res)
@@ -629,7 +628,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
  * into a second buffer. The one-tile form loads, sweeps and stores in turn, and waits for each
  * occupancy word before it asks for the next; measured on the large scenario (H200, `horizon
  * run`): +2.4%. TERMS: with the statistics' terms (jf_kernel's), summed over the block's tiles
- * and committed once; each tile also leaves its column sums' row (jf_colpart). Without the
+ * and committed once; each tile also adds its share of the column sums (jf_colpart). Without the
  * deposit (the model engine's fields) it was no faster (gpu/BENCH.md, round 11), so those keep
  * jf_kernel.
  * Arithmetic, order and results: jf_kernel's. Thread mapping: jf_kernel's. Shared memory: three
@@ -678,8 +677,7 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         jf_store<K, TERMS, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
                                  res, decay, m, tm, mg, colp);
         if (TERMS && colpart) /* the next region is on its way into the third buffer */
-            jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, t / ntx,
-                                colpart);
+            jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, colpart);
 #pragma unroll
         for (int q = 0; q < RPW; q++)
             ow[q] = own[q];
@@ -846,15 +844,6 @@ int gpu_jacobi_passes(int sweeps, int fuse_max)
 {
     int f = clamp_fuse(fuse_max);
     return (sweeps + f - 1) / f;
-}
-
-int gpu_jacobi_tile_rows(int h, int sweeps, int fuse_max)
-{
-    const int k = gpu_jacobi_first_pass(sweeps, fuse_max);
-    if (k < 2)
-        return 0;
-    const int ty = jf_rh(k) - 2 * k;
-    return (h + ty - 1) / ty;
 }
 
 template <int BND>

@@ -35,11 +35,6 @@ void gpu_jac_from_scenario(const sim_scenario *sc, gpu_jac *p);
  * pass swaps the roles of the two buffers. */
 int gpu_jacobi_passes(int sweeps, int fuse_max);
 
-/* The rows of tiles of the first pass of `sweeps` sweeps on a grid of h rows (0: no fused
- * pass): the rows of gpu_jacobi_run_terms' d_colpart. At most gpu_jacobi_tile_rows(h, 2, 0)
- * (two sweeps have the lowest tiles). */
-int gpu_jacobi_tile_rows(int h, int sweeps, int fuse_max);
-
 /* Runs `sweeps` sweeps starting from *d_cur, ping-ponging with *d_other (the pointers are
  * swapped so that *d_cur holds the result). decay: multiply by keep at the end (in the last pass;
  * a separate pass when sweeps is 0). d_residual: when not NULL, atomicMax of the float bits of
@@ -70,11 +65,10 @@ typedef struct gpu_snap {
  * statistics' terms of the field it writes into d_terms: every cell's checksum term
  * (sim_checksum_cell of cell i, the cells 0 .. w*h-1) into checksum, its max into max_key
  * (gpu_stats.h), so that the statistics need no pass of their own for them; with snap, that
- * pass also copies the field into the snapshot slot; with d_terms and d_colpart
- * (gpu_jacobi_tile_rows rows of w doubles), each of its tiles stores the sum of each column's
- * cells it writes, added in some order, in its row of d_colpart, and their magnitudes go into
- * d_terms' mag_hi and mag_lo, for gpu_stats_colsum's d_part. d_terms and snap NULL:
- * gpu_jacobi_run_dep. */
+ * pass also copies the field into the snapshot slot; with d_terms and d_colpart (w doubles,
+ * zero before the pass), each of its tiles adds the sum of each column's cells it writes, added
+ * in some order, into that column's d_colpart, and their magnitudes go into d_terms' mag_hi and
+ * mag_lo, for gpu_stats_colsum's d_part. d_terms and snap NULL: gpu_jacobi_run_dep. */
 int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
                          int fuse_max, int decay, const uint32_t *d_occ, float deposit,
                          unsigned *d_residual, gpu_ctl *d_terms, const gpu_snap *snap,

@@ -40,7 +40,7 @@ typedef struct gpu_state {
     uint32_t *d_occ;           /* occupancy bitmap, (cells + 31) / 32 words */
     uint32_t *d_cells, *d_target;
     unsigned long long *d_key;
-    double *d_colsum;          /* w column sums, then gpu_step_colpart's two buffers */
+    double *d_colsum;          /* w column sums, then gpu_step_colpart's */
     gpu_ctl *d_ctl;
     uint8_t *d_rgba;           /* compose output, grown on demand (not part of the step) */
     size_t rgba_bytes;
@@ -74,12 +74,11 @@ typedef struct gpu_state {
      * host zeroes before each chunk. The column-sum ring has ring_cap slots (0 until a batch
      * with statistics asks; grown, never shrunk). */
     gpu_ctl *d_ctl_ring, *h_ctl_ring;          /* SIM_STEP_BATCH_MAX each, h_ pinned */
-    /* Column sums beside the next step (gpu_step_stats_fused): step k's column-sum pass runs on
-     * `stats` while step k + 1 runs on `stream`, straight into the column-sum ring; ev_stepped
-     * marks a step's end on `stream`, ev_counted[k % 2] the end of step k's pass, which step
-     * k + 2 (the first to write that field buffer again) waits for. */
+    /* Deferred statistics' passes beside the steps (gpu_step_batch.cu's defer_aside): on
+     * `stats` once ev_stepped has marked the steps' progress on `stream`; ev_counted marks the
+     * end of the last such pass. */
     cudaStream_t stats;
-    cudaEvent_t ev_stepped, ev_counted[2];
+    cudaEvent_t ev_stepped, ev_counted;
     /* Field reads beside the steps (the table's read_field_begin, gpu_backend.cu): the field is
      * copied into d_snap on `copy` (the steps wait for that device copy only), then from there
      * to the host on the same stream; ev_read[t] marks the end of ticket t's copy. Made at the
@@ -122,18 +121,13 @@ typedef struct gpu_state {
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
                      sim_err *err);
 
-/* The partial column sums that a step's fused pass with the statistics' terms leaves as it
- * writes field buffer buf (gpu_jacobi_run_terms' d_colpart, gpu_step_colpart_rows rows of w),
- * read by that step's column sums (gpu_stats_colsum's d_part): one per buffer, so that the
- * pass of the next step, which writes the other buffer, need not wait for them; the step after
- * it, which writes buf again, waits for them as it waits for those column sums
- * (gpu_step_batch.cu). */
-double *gpu_step_colpart(const gpu_state *st, const float *buf);
-int gpu_step_colpart_rows(const gpu_state *st);
+/* The column sums that a step's fused pass with the statistics' terms adds in some order
+ * (gpu_jacobi_run_terms' d_colpart, w doubles after d_colsum's column sums), for that step's
+ * gpu_stats_colsum, which leaves them zero again. */
+double *gpu_step_colpart(const gpu_state *st);
 
-/* The doubles of d_colsum for a w x h world: the w column sums, then gpu_step_colpart's two
- * buffers, each of the most rows of tiles a fused pass has (two sweeps'). */
-size_t gpu_step_colsum_len(int w, int h);
+/* The doubles of d_colsum for a world w wide: the w column sums, then gpu_step_colpart's. */
+size_t gpu_step_colsum_len(int w);
 
 /* The backend's step: uploads the step index, launches the captured graph (captured on first
  * use), reads back moved and, when asked, the statistics. */
@@ -190,10 +184,9 @@ int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err
 int gpu_step_folds(const gpu_state *st);
 
 /* 1 when the deposit is folded into a single Jacobi pass. A step with statistics then folds
- * their terms into its kernels (the agents' checksum into the move, the field's checksum and
- * max into the Jacobi pass), leaving only the column sums as a pass of their own; and a batched
- * step's column sums may run beside the next step, since a step reads the field its
- * predecessor left and writes only the other buffer, which the step after it writes again. */
+ * their terms into its kernels: the agents' checksum into the move, the field's checksum and
+ * max and, in some order, its column sums into the Jacobi pass; after it, gpu_stats_colsum takes
+ * those sums where every order gives the same bits, else adds the rows in order. */
 int gpu_step_stats_fused(const gpu_state *st);
 
 /* Sets st->defer_want where a batched step's statistics are fused (gpu_step_stats_fused) on a

@@ -65,43 +65,32 @@ __device__ __forceinline__ void st_stage(const float *__restrict__ f, int w, int
  * column chain can have, made the loaders the pass's bound. */
 #define ST_LOADERS (GPU_ST_THREADS / 32 - 1)
 #define ST_CHUNK (ST_LOADERS * GPU_ST_ROWS)
-/* gpu_stats_colsum's d_part where gpu_colsum_exact holds (else false, nothing done): column x
- * (< w) of each of its rows r = r0, r0 + dr, ... added into *sum, in any order. */
-__device__ __forceinline__ bool st_part_sum(const gpu_ctl *ex, const double *__restrict__ part,
-                                            int rows, int x, int w, int h, int r0, int dr,
-                                            double *sum)
+/* gpu_stats_colsum's d_part: where gpu_colsum_exact holds (true, the same in every thread),
+ * column x's sum (x < w) goes into colsum; either way the thread that owns x (mine) leaves its
+ * part word zero for the next pass. */
+__device__ __forceinline__ bool st_part_take(const gpu_ctl *ex, double *part, int x, int w, int h,
+                                             double *colsum, bool mine)
 {
-    if (!part || !gpu_colsum_exact(ex, h))
+    if (!part)
         return false;
-    double s = 0.0;
-    if (x < w)
-        for (int r = r0; r < rows; r += dr)
-            s += part[(size_t)r * (size_t)w + (size_t)x];
-    *sum = s;
-    return true;
+    const bool exact = gpu_colsum_exact(ex, h);
+    if (mine && x < w) {
+        if (exact)
+            colsum[x] = part[x];
+        part[x] = 0.0;
+    }
+    return exact;
 }
 
 __global__ void __launch_bounds__(GPU_ST_THREADS)
 st_colsum_kernel(const float *__restrict__ f, int w, int h, double *colsum, const gpu_ctl *ex,
-                 const double *part, int rows)
+                 double *part)
 {
     __shared__ float buf[2][ST_CHUNK][GPU_ST_COLS + 1];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int x = (int)blockIdx.x * GPU_ST_COLS + lane;
-    double ps;
-    if (st_part_sum(ex, part, rows, x, w, h, warp, GPU_ST_THREADS / 32, &ps)) {
-        /* the same choice in every thread: the warps' sums through the staging buffer */
-        double *red = reinterpret_cast<double *>(&buf[0][0][0]);
-        red[warp * 32 + lane] = ps;
-        __syncthreads();
-        if (warp == 0 && x < w) {
-            double sum = 0.0;
-            for (int k = 0; k < GPU_ST_THREADS / 32; k++)
-                sum += red[k * 32 + lane];
-            colsum[x] = sum;
-        }
+    if (st_part_take(ex, part, x, w, h, colsum, warp == 0))
         return;
-    }
     const int nchunks = (h + ST_CHUNK - 1) / ST_CHUNK;
 
     if (warp > 0)
@@ -197,16 +186,12 @@ __device__ __forceinline__ void st_colsum_lane(const float *__restrict__ f, int 
 
 __global__ void __maxnreg__(GPU_ST_ONE_WARP_REGS)
 st_colsum1_kernel(const float *__restrict__ f, int w, int h, double *colsum, const gpu_ctl *ex,
-                  const double *part, int rows)
+                  double *part)
 {
     __shared__ float ring[GPU_ST_DEPTH][GPU_ST_BATCH][32];
     const int x = (int)blockIdx.x * 32 + (int)threadIdx.x;
-    double ps;
-    if (st_part_sum(ex, part, rows, x, w, h, 0, 1, &ps)) {
-        if (x < w)
-            colsum[x] = ps;
+    if (st_part_take(ex, part, x, w, h, colsum, true))
         return;
-    }
     st_colsum_lane(f, w, h, x, ring, colsum);
 }
 
@@ -386,19 +371,18 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
     st_cells_kernel<<<grid_for((cells + 3) / 4), GPU_EW_THREADS, 0, s>>>(d_field, cells, base,
                                                                         d_ctl);
     GPU_CHECK_LAUNCH(err, s);
-    return gpu_stats_colsum(d_field, w, h, d_colsum, NULL, NULL, 0, s, err);
+    return gpu_stats_colsum(d_field, w, h, d_colsum, NULL, NULL, s, err);
 }
 
 int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, const gpu_ctl *d_ex,
-                     const double *d_part, int rows, cudaStream_t s, sim_err *err)
+                     double *d_part, cudaStream_t s, sim_err *err)
 {
     if (h <= GPU_ST_ONE_WARP_ROWS) {
         st_colsum1_kernel<<<(unsigned)((w + 31) / 32), 32, 0, s>>>(d_field, w, h, d_colsum, d_ex,
-                                                                   d_part, rows);
+                                                                   d_part);
     } else {
         unsigned blocks = (unsigned)((w + GPU_ST_COLS - 1) / GPU_ST_COLS);
-        st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum, d_ex, d_part,
-                                                           rows);
+        st_colsum_kernel<<<blocks, GPU_ST_THREADS, 0, s>>>(d_field, w, h, d_colsum, d_ex, d_part);
     }
     GPU_CHECK_LAUNCH(err, s);
     return SIM_OK;

@@ -1,7 +1,7 @@
 /* gpu_stats.h - statistics and checksums on the device, all of them order-independent or in a
  * fixed order, so that they equal the CPU backend's bits: column sums in double (rows in order,
- * one thread per column; or, where every order gives the same bits, sim_colsum_exact, from the
- * fused pass's partial sums), field max through an ordered-integer atomicMax, checksums as
+ * one thread per column; or, where every order gives the same bits, sim_colsum_exact, the
+ * fused pass's sums), field max through an ordered-integer atomicMax, checksums as
  * integer sums modulo 2^64. Internal to gpu/ (C++). */
 #ifndef GPU_STATS_H
 #define GPU_STATS_H
@@ -43,13 +43,13 @@ int gpu_stats_field_at(const float *d_field, int w, int h, uint64_t base, double
                        gpu_ctl *d_ctl, cudaStream_t s, sim_err *err);
 
 /* The column sums alone (d_colsum[x], as gpu_stats_field), for a step whose kernels add the
- * cells' checksum terms and the max themselves (gpu_step_stats_fused). With d_part (rows x w
- * doubles): the fused pass that wrote d_field also left, for each of its rows of tiles, the
- * sums of each column's cells in that row added in some order, and noted the cells' magnitudes
- * in *d_ex (mag_hi, mag_lo); where gpu_colsum_exact holds, the sums of those rows (again in
- * any order) are the column sums; else the field's rows are added in order as without it. */
+ * cells' checksum terms and the max themselves (gpu_step_stats_fused). With d_part (w doubles):
+ * the fused pass that wrote d_field also added each column's cells into it in some order, and
+ * noted the cells' magnitudes in *d_ex (mag_hi, mag_lo); where gpu_colsum_exact holds, those
+ * are the column sums; else the field's rows are added in order as without it. d_part is left
+ * zero for the next pass. */
 int gpu_stats_colsum(const float *d_field, int w, int h, double *d_colsum, const gpu_ctl *d_ex,
-                     const double *d_part, int rows, cudaStream_t s, sim_err *err);
+                     double *d_part, cudaStream_t s, sim_err *err);
 
 /* The field totals of m steps from their column sums (colsum_ring, w each):
  * total_ring[j] = the sum of colsum_ring[j * w + x] over x in order (0.0 first), the additions

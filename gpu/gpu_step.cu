@@ -109,8 +109,7 @@ int gpu_step_alloc(gpu_state *st, sim_err *err)
     GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming));
     GPU_CHECK(err, cudaStreamCreateWithFlags(&st->stats, cudaStreamNonBlocking));
     GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_stepped, cudaEventDisableTiming));
-    for (int i = 0; i < 2; i++)
-        GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_counted[i], cudaEventDisableTiming));
+    GPU_CHECK(err, cudaEventCreateWithFlags(&st->ev_counted, cudaEventDisableTiming));
     return SIM_OK;
 }
 
@@ -126,9 +125,8 @@ void gpu_step_free(gpu_state *st)
         cudaStreamDestroy(st->side);
     if (st->ev_stepped)
         cudaEventDestroy(st->ev_stepped);
-    for (int i = 0; i < 2; i++)
-        if (st->ev_counted[i])
-            cudaEventDestroy(st->ev_counted[i]);
+    if (st->ev_counted)
+        cudaEventDestroy(st->ev_counted);
     if (st->stats)
         cudaStreamDestroy(st->stats);
     gpu_alloc_free(st->d_snap);
@@ -143,7 +141,7 @@ void gpu_step_free(gpu_state *st)
     st->d_snap = NULL;
     st->copy = NULL;
     st->d_occ = NULL;
-    st->ev_fork = st->ev_join = st->ev_stepped = st->ev_counted[0] = st->ev_counted[1] = NULL;
+    st->ev_fork = st->ev_join = st->ev_stepped = st->ev_counted = NULL;
     st->side = st->stats = NULL;
 }
 
@@ -235,20 +233,14 @@ int gpu_step_defer_choose(gpu_state *st, sim_err *err)
     return SIM_OK;
 }
 
-size_t gpu_step_colsum_len(int w, int h)
+size_t gpu_step_colsum_len(int w)
 {
-    return (size_t)w * (1 + 2 * (size_t)gpu_jacobi_tile_rows(h, 2, 0));
+    return 2 * (size_t)w;
 }
 
-double *gpu_step_colpart(const gpu_state *st, const float *buf)
+double *gpu_step_colpart(const gpu_state *st)
 {
-    const size_t rows = (size_t)gpu_jacobi_tile_rows(st->h, 2, 0);
-    return st->d_colsum + (size_t)st->w * (1 + rows * (size_t)(buf == st->d_buf[1]));
-}
-
-int gpu_step_colpart_rows(const gpu_state *st)
-{
-    return gpu_jacobi_tile_rows(st->h, st->sc.sweeps, st->tune.fuse_max);
+    return st->d_colsum + st->w;
 }
 
 int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, int batched,
@@ -279,23 +271,20 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
                                  st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,
                                  want_stats ? &st->d_ctl->residual : NULL,
                                  fused && !defer ? st->d_ctl : NULL, defer ? &snap : NULL,
-                                 fused && !defer ? gpu_step_colpart(st, *other) : NULL, s, err));
+                                 fused && !defer ? gpu_step_colpart(st) : NULL, s, err));
     if (st->n > 0)
         GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_join, 0));
-    /* With the terms folded in, a batched step's column sums run beside the next step
-     * (gpu_step_batch.cu), unless they are deferred. */
-    const int aside = batched && fused && !defer;
     if (want_stats && !fused) {
         GPU_TRY(gpu_stats_field(*cur, st->w, st->h, st->d_colsum, st->d_ctl, s, err));
         GPU_TRY(gpu_stats_agents(st->d_cells, st->n, st->d_ctl, s, err));
-    } else if (want_stats && !aside && !defer) {
+    } else if (want_stats && !defer) { /* the pass's sums, or the rows in order */
         GPU_TRY(gpu_stats_colsum(*cur, st->w, st->h, st->d_colsum, st->d_ctl,
-                                 gpu_step_colpart(st, *cur), gpu_step_colpart_rows(st), s, err));
+                                 gpu_step_colpart(st), s, err));
     }
     if (batched)
         return gpu_stats_ring_store(st->d_ctl, st->d_colsum, st->w, st->d_ctl_ring,
-                                    want_stats && !aside && !defer ? st->d_colsum_ring : NULL,
-                                    aside || defer, defer ? st->defer.ctl_of : NULL,
+                                    want_stats && !defer ? st->d_colsum_ring : NULL,
+                                    defer, defer ? st->defer.ctl_of : NULL,
                                     st->defer.cap ? st->defer.cap : 1u, st->d_ring_pos, st->pdl,
                                     s, err);
     GPU_CHECK(err, cudaMemcpyAsync(&st->h_pin->ctl, st->d_ctl, sizeof(gpu_ctl),

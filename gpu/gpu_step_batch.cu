@@ -17,7 +17,7 @@
  * gpu_step_graph_steps() steps that all want statistics, or all not, is captured as one graph,
  * so that the gap between graph launches comes once a run instead of once a step (one step a
  * graph until the instance has run GPU_BATCH_RUN_AFTER batched steps, then runs of
- * GPU_BATCH_RUN_STEPS; steps whose column sums run beside the next step go one a graph).
+ * GPU_BATCH_RUN_STEPS).
  *
  * The control-block and total rings (SIM_STEP_BATCH_MAX x 40 B and 8 B) are allocated in
  * create. The column-sum ring needs 8 B per column per step with statistics (8 MiB for 256
@@ -177,31 +177,15 @@ static int reserve_colsum_ring(gpu_state *st, int need)
     return st->ring_cap;
 }
 
-/* Step k's column sums beside the steps after it (gpu_step_stats_fused): on the stats stream
- * once step k has run, into column-sum slot j (the step itself added the checksum terms and the
- * max to its control block). Step k + 2 is the first to write that field buffer again: it
- * waits (run_chunk). */
-static int stats_aside(gpu_state *st, int k, int j, sim_err *err)
-{
-    GPU_CHECK(err, cudaEventRecord(st->ev_stepped, st->stream));
-    GPU_CHECK(err, cudaStreamWaitEvent(st->stats, st->ev_stepped, 0));
-    GPU_TRY(gpu_stats_colsum(st->d_field, st->w, st->h,
-                             st->d_colsum_ring + (size_t)j * (size_t)st->w, st->d_ctl_ring + k,
-                             gpu_step_colpart(st, st->d_field), gpu_step_colpart_rows(st),
-                             st->stats, err));
-    GPU_CHECK(err, cudaEventRecord(st->ev_counted[k & 1], st->stats));
-    return SIM_OK;
-}
-
 /* Deferred steps j0 .. j0 + m - 1 (gpu_stats_defer) on the stats stream, beside the steps that
- * follow; ev_counted[0] marks their end (and that of every such pass before them). */
+ * follow; ev_counted marks their end (and that of every such pass before them). */
 static int defer_aside(gpu_state *st, int j0, int m, sim_err *err)
 {
     GPU_CHECK(err, cudaEventRecord(st->ev_stepped, st->stream));
     GPU_CHECK(err, cudaStreamWaitEvent(st->stats, st->ev_stepped, 0));
     GPU_TRY(gpu_stats_defer(&st->defer, st->w, st->h, j0, m, st->d_ctl_ring, st->d_colsum_ring,
                             st->stats, err));
-    GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
+    GPU_CHECK(err, cudaEventRecord(st->ev_counted, st->stats));
     return SIM_OK;
 }
 
@@ -211,9 +195,7 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
                      sim_err *err)
 {
     cudaStream_t s = st->stream;
-    /* deferred statistics (gpu_stats_defer), or the column sums beside the next steps */
-    const int defer = gpu_step_stats_fused(st) && st->defer.cap > 0;
-    const int aside = gpu_step_stats_fused(st) && !defer;
+    const int defer = gpu_step_stats_fused(st) && st->defer.cap > 0; /* gpu_stats_defer */
     int pending = 0; /* deferred steps not yet computed: the last of the nstats so far */
     /* The first deferred step handed to the stats stream whose end the steps have not waited
      * for (-1: none): its slot is written again by statistics step busy + cap. */
@@ -222,18 +204,16 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     GPU_TRY(gpu_step_upload(st, step, err));
     GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
-    /* A run of `g` steps with the same statistics choice is one graph; the others one each
-     * (and every step with statistics beside the next ones). Deferred statistics are computed
+    /* A run of `g` steps with the same statistics choice is one graph; the others one each.
+     * Deferred statistics are computed
      * beside the steps each time half the slots are filled (or a run needs more than are
      * left), and at the end. */
     const int g = gpu_step_graph_steps(st);
     int nstats = 0;
     for (int k = 0; k < n;) {
         const int w = want && want[k];
-        if (aside && k >= 2 && want && want[k - 2]) /* step k writes the buffer step k - 2 left */
-            GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[k & 1], 0));
         int same = 1;
-        while (g > 1 && !(aside && w) && same < g && k + same < n &&
+        while (g > 1 && same < g && k + same < n &&
                (want && want[k + same]) == w)
             same++;
         if (!(g > 1 && same == g))
@@ -247,25 +227,22 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
             pending = 0;
         }
         if (defer && w && busy >= 0 && nstats + same > busy + (int)st->defer.cap) {
-            GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
+            GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted, 0));
             busy = -1;
         }
-        if (same > 1) {
+        if (same > 1)
             GPU_TRY(gpu_step_launch_run(st, w, err));
-        } else {
+        else
             GPU_TRY(gpu_step_launch(st, w, 1, err));
-            if (aside && w)
-                GPU_TRY(stats_aside(st, k, nstats, err));
-        }
         nstats += w * same;
         pending += defer ? w * same : 0;
         k += same;
     }
     if (pending > 0)
         GPU_TRY(defer_aside(st, nstats - pending, pending, err));
-    if ((aside || defer) && nstats > 0) { /* the read-back waits for the last passes */
-        GPU_CHECK(err, cudaEventRecord(st->ev_counted[0], st->stats));
-        GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted[0], 0));
+    if (defer && nstats > 0) { /* the read-back waits for the last passes */
+        GPU_CHECK(err, cudaEventRecord(st->ev_counted, st->stats));
+        GPU_CHECK(err, cudaStreamWaitEvent(s, st->ev_counted, 0));
     }
     return gpu_step_batch_results(st, step, n, want, nstats, out, err);
 }

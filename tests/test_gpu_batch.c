@@ -7,7 +7,7 @@
  * the automatic choice (the one-block kernel in tiny worlds), one step a graph and runs of 3 and
  * 8 steps captured in one graph, and the resident kernels (the cooperative grid, the one-block
  * kernel of tiny worlds) forced on in other shapes; deferred statistics and the column sums
- * beside the next step (HORIZON_ST_DEFER=1 and 0). Also:
+ * from the step's pass (HORIZON_ST_DEFER=1 and 0). Also:
  * when the column-sum ring cannot be had in full (an injected allocation failure) the batch runs
  * in smaller chunks, or its steps with statistics one by one, with the same results; and the
  * SIM_EINVAL cases. Skipped (77) without a usable GPU. HZ_GPU_QUICK=1 runs the two smaller
@@ -230,8 +230,8 @@ static void test_large_world(void **state)
                 check_world(513, 511, a, p, 301 + 2 * a + p, 0, graph_resident[g]);
 }
 
-/* Deferred statistics (small worlds, gpu_stats_defer) against the column sums beside the next
- * step (HORIZON_ST_DEFER=0): graphs of one step and runs of 3 and 8, batches whose steps with
+/* Deferred statistics (small worlds, gpu_stats_defer) against the column sums from the step's
+ * pass (HORIZON_ST_DEFER=0): graphs of one step and runs of 3 and 8, batches whose steps with
  * statistics outnumber the snapshot slots (256 steps, every other one), worlds whose cell count
  * is and is not a multiple of 4 (the snapshot slots are rounded up): every out[k] equals the
  * CPU's. */
