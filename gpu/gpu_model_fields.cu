@@ -19,6 +19,7 @@
 #include "gpu_check.h"
 #include "gpu_model.h"
 #include "gpu_policy.h"
+#include "gpu_stats.cuh"
 
 extern "C" {
 #include "sim_model_rules.h"
@@ -255,9 +256,7 @@ __global__ void md_agents_kernel(gpu_md_agents A0, gpu_md_agents A1, int64_t n_h
         if (ef)
             atomicAdd(&s_e[sp], (unsigned long long)ef); /* two's complement: exact mod 2^64 */
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        cs += __shfl_xor_sync(FULL_MASK, cs, o);
+    cs = gpu_warp_sum64(cs);
     if ((threadIdx.x & 31) == 0)
         s_cs[threadIdx.x >> 5] = cs;
     __syncthreads();

@@ -179,6 +179,19 @@ __device__ __forceinline__ void gpu_res_commit(float m, unsigned *res)
         atomicMax(res, __float_as_uint(m));
 }
 
+/* Warp sum (mod 2^64) of cs: the low word's two 16-bit halves and the high word each added
+ * by one warp reduction (exact: 32 halves stay under 2^21), then put together. Three
+ * reductions where five shuffle rounds of both words took twenty instructions. Every lane of
+ * the warp must call it. */
+__device__ __forceinline__ unsigned long long gpu_warp_sum64(unsigned long long cs)
+{
+    const unsigned lo = (unsigned)cs, hi = (unsigned)(cs >> 32);
+    const unsigned s0 = __reduce_add_sync(0xffffffffu, lo & 0xffffu);
+    const unsigned s1 = __reduce_add_sync(0xffffffffu, lo >> 16);
+    const unsigned s2 = __reduce_add_sync(0xffffffffu, hi);
+    return ((unsigned long long)s2 << 32) + ((unsigned long long)s1 << 16) + s0;
+}
+
 /* Block-wide sum (mod 2^64) of cs and max of mk, then one atomic each into ctl (the sum only
  * when do_sum). Every thread of the (1-D) block must call it. */
 __device__ __forceinline__ void gpu_commit_sum_max(unsigned long long cs, unsigned mk,
@@ -186,12 +199,8 @@ __device__ __forceinline__ void gpu_commit_sum_max(unsigned long long cs, unsign
 {
     __shared__ unsigned long long s_cs[32];
     __shared__ unsigned s_mk[32];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        cs += __shfl_xor_sync(0xffffffffu, cs, o);
-        unsigned t = __shfl_xor_sync(0xffffffffu, mk, o);
-        mk = t > mk ? t : mk;
-    }
+    cs = gpu_warp_sum64(cs);
+    mk = __reduce_max_sync(0xffffffffu, mk);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     if (lane == 0) {
         s_cs[warp] = cs;

@@ -475,12 +475,11 @@ __device__ __forceinline__ void tiny_stats(const tiny_args &a, const float *F, c
     unsigned mk = gpu_terms_key(t);
     for (int q = tid; q < a.c.n; q += nt)
         cs += gpu_checksum_agent(id[q], cell[q]);
+    cs = gpu_warp_sum64(cs);
+    mk = __reduce_max_sync(FULL_MASK, mk);
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        cs += __shfl_xor_sync(FULL_MASK, cs, o);
-        mk = max(mk, __shfl_xor_sync(FULL_MASK, mk, o));
+    for (int o = 16; o > 0; o >>= 1)
         res = fmaxf(res, __shfl_xor_sync(FULL_MASK, res, o));
-    }
     if ((tid & 31) == 0) {
         atomicAdd(&sc->checksum, cs);
         atomicMax(&sc->max_key, mk);
