@@ -109,7 +109,8 @@
 #define GPU_ST_ROWS 16    /* rows each loader warp stages per round (loads in flight) */
 #define GPU_ST_THREADS 256
 /* Grids of at most GPU_ST_ONE_WARP_ROWS rows take the one-warp column sums (st_colsum1_kernel)
- * instead of the eight-warp blocks above (measured when they ran beside the next step). Statistics every step, H100,
+ * instead of the eight-warp blocks above (measured when they ran beside the next step).
+ * Statistics every step, H100,
  * `horizon run` by turns (three rounds, density 0.1): 512^2 (the default) 40,930-40,971 steps/s
  * against 39,274-40,042, 1024^2 23,182-23,692 against 21,347-23,015; but 2048^2 8,418-8,494
  * against 8,480-8,577 and the large scenario 3,466-3,530 against 3,613-3,682 (there one warp's

@@ -97,8 +97,8 @@ HORIZON_ST_DEFER=0 compare nodefer "$S/default.ini" --steps 30 --set world.width
 refuses HORIZON_ST_DEFER x baddefer
 echo "ok: HORIZON_ST_DEFER"
 
-# Without the deferral, a step's column sums come from the fused pass's partial sums (one row a
-# row of tiles) where the field's magnitudes make every order of addition exact
+# Without the deferral, a step's column sums come from the fused pass's sums (one word a
+# column, which every tile adds into) where the field's magnitudes make every order of addition exact
 # (gpu_colsum_exact), else from the field's rows in order. With a strong decay this world's
 # field spreads from 5 binades at step 3 to 40 at step 30 (the bound at 1,100 rows is 18), so
 # its first steps take the partial sums and its last ones the rows: the same rows as the CPU's
@@ -109,6 +109,14 @@ HORIZON_ST_DEFER=0 compare exact "$S/default.ini" --steps 30 --set world.width=3
 HORIZON_ST_DEFER=0 HORIZON_JF_PERSIST=5 compare exactjp "$S/default.ini" --steps 30 \
     --set world.width=384 --set world.height=1100 --set field.decay=0.6 \
     --set agents.density=0.01
+# And the other way round: a noise of 10^-30 under deposits of 1 spreads the field over ~100
+# binades for its first steps (the rows in order: steps 1-2 at 160x96, 1-3 at 384x200, as the
+# CPU backend's field dumps show), then diffusion brings every cell within 15 binades (the pass's
+# sums): those steps find the pass's row zero only if the steps before left it so.
+HORIZON_ST_DEFER=0 compare exact2 "$S/default.ini" --steps 12 --set world.width=160 \
+    --set world.height=96 --set field.init_noise=1e-30
+HORIZON_ST_DEFER=0 HORIZON_JF_PERSIST=5 compare exact2jp "$S/default.ini" --steps 12 \
+    --set world.width=384 --set world.height=200 --set field.init_noise=1e-30
 
 # The two-sweep vector pass with the deposit has a persistent form (gpu_jacobi.cu, jp_kernel:
 # each block takes several tiles, the next one's loads in flight while it sweeps one) for the
