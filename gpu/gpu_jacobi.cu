@@ -425,29 +425,34 @@ __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
  * checksum term and value into t, its magnitude into mg, the value also into colp (the thread's
  * sum of that column), and the residual into m. Thread mapping: jf_kernel's (a warp a row, 4
  * columns a lane with VEC). */
-template <int K, bool TERMS, bool VEC>
+template <int K, bool TERMS, bool VEC, bool ONE_DECAY = TERMS>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
                                          const unsigned *res, int decay, float &m, gpu_terms &t,
                                          gpu_mags &mg, double (&colp)[GPU_JF_RW / 32],
                                          float *__restrict__ sd = nullptr)
 {
-    if constexpr (VEC) {
+    /* ONE_DECAY (the vector path): the rows compiled once for each decay (jf_store_vec); else the
+     * loop below takes the decay at run time. The one-tile pass without the terms keeps the
+     * latter: two copies there cost registers (8 bytes of spills under ptxas). */
+    static_assert(ONE_DECAY || !(VEC && TERMS), "the vector path's terms are jf_store_vec's");
+    if constexpr (VEC && ONE_DECAY) {
         if (decay)
             jf_store_vec<K, TERMS, true>(p, fin, prev, dst, gx0, gy0, res, m, t, mg, colp, sd);
         else
             jf_store_vec<K, TERMS, false>(p, fin, prev, dst, gx0, gy0, res, m, t, mg, colp, sd);
         return;
     }
-    constexpr int RW = GPU_JF_RW, RH = jf_rh(K);
+    constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, VEC);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     /* TERMS: the lane's first cell index in the row times the checksum's constant (mod 2^64, so
      * a column left of the grid does no harm), stepped by additions from row to row and cell to
      * cell (sim_checksum_cell_scaled): one multiplication a thread. */
+    const int lc = VEC ? 4 * lane : lane; /* the lane's first column; VEC: four in a row */
     constexpr int ROWS = GPU_JF_THREADS / 32;
     unsigned long long ig0 =
         TERMS ? ((unsigned long long)(gy0 + K + warp) * (unsigned long long)p.w +
-                 (unsigned long long)(long long)(gx0 + lane)) * SIM_CHECKSUM_GOLDEN
+                 (unsigned long long)(long long)(gx0 + lc)) * SIM_CHECKSUM_GOLDEN
               : 0;
     const unsigned long long dig =
         TERMS ? (unsigned long long)ROWS * (unsigned long long)p.w * SIM_CHECKSUM_GOLDEN : 0;
@@ -455,21 +460,37 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
         int gy = gy0 + rr;
         if (gy >= p.h)
             break;
-#pragma unroll
-        for (int k = 0; k < RW / 32; k++) {
-            int col = lane + 32 * k, gx = gx0 + col;
-            if (col < K || col >= RW - K || gx >= p.w)
-                continue;
-            float v = fin[rr * RW + col];
-            if (decay)
-                v = SIM_FMUL(v, p.keep);
-            dst[(size_t)gy * p.w + gx] = v;
+        if constexpr (VEC) { /* without the terms */
+            const int gx = gx0 + lc; /* the four cells are all in the tile and grid, or none */
+            if (lc < HX || lc >= RW - HX || gx >= p.w)
+                continue; /* to the next row */
+            float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
+            if (decay) {
+                v.x = SIM_FMUL(v.x, p.keep);
+                v.y = SIM_FMUL(v.y, p.keep);
+                v.z = SIM_FMUL(v.z, p.keep);
+                v.w = SIM_FMUL(v.w, p.keep);
+            }
+            *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
             if (sd)
-                sd[(size_t)gy * p.w + gx] = v;
-            if (TERMS) {
-                gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
-                gpu_mags_add(mg, v);
-                colp[k] += (double)v;
+                *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+        } else {
+#pragma unroll
+            for (int k = 0; k < RW / 32; k++) {
+                int col = lane + 32 * k, gx = gx0 + col;
+                if (col < K || col >= RW - K || gx >= p.w)
+                    continue;
+                float v = fin[rr * RW + col];
+                if (decay)
+                    v = SIM_FMUL(v, p.keep);
+                dst[(size_t)gy * p.w + gx] = v;
+                if (sd)
+                    sd[(size_t)gy * p.w + gx] = v;
+                if (TERMS) {
+                    gpu_cell_terms(t, ig0 + 32ull * k * SIM_CHECKSUM_GOLDEN, v);
+                    gpu_mags_add(mg, v);
+                    colp[k] += (double)v;
+                }
             }
         }
     }
@@ -674,8 +695,8 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         const int gx0 = (t % ntx) * TX - HX, gy0 = (t / ntx) * TY - K;
         jf_sweeps<K, SIM_BOUNDARY_PERIODIC, TERMS, true>(p, cur, other, gx0, gy0, res, m);
         double colp[RW / 32] = {};
-        jf_store<K, TERMS, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0, gy0,
-                                 res, decay, m, tm, mg, colp);
+        jf_store<K, TERMS, true, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0,
+                                       gy0, res, decay, m, tm, mg, colp);
         if (TERMS && colpart) /* the next region is on its way into the third buffer */
             jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, colpart);
 #pragma unroll
