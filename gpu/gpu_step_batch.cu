@@ -205,16 +205,14 @@ static int run_chunk(gpu_state *st, int64_t step, int n, const uint8_t *want, si
     GPU_CHECK(err, cudaMemsetAsync(st->d_ring_pos, 0, 2 * sizeof(unsigned), s));
     GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err)); /* the batched graphs do not reset it */
     /* A run of `g` steps with the same statistics choice is one graph; the others one each.
-     * Deferred statistics are computed
-     * beside the steps each time half the slots are filled (or a run needs more than are
-     * left), and at the end. */
+     * Deferred statistics are computed beside the steps each time half the slots are filled
+     * (or a run needs more than are left), and at the end. */
     const int g = gpu_step_graph_steps(st);
     int nstats = 0;
     for (int k = 0; k < n;) {
         const int w = want && want[k];
         int same = 1;
-        while (g > 1 && same < g && k + same < n &&
-               (want && want[k + same]) == w)
+        while (g > 1 && same < g && k + same < n && (want && want[k + same]) == w)
             same++;
         if (!(g > 1 && same == g))
             same = 1;
