@@ -358,6 +358,24 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
     }
 }
 
+/* A lane's four cells of row gy from column gx (a vector path's group): times keep where dec,
+ * then stored into dst and, with sd, the snapshot slot. Returns them as stored. */
+__device__ __forceinline__ float4 jf_put4(const gpu_jac &p, float4 v, bool dec,
+                                          float *__restrict__ dst, float *__restrict__ sd, int gy,
+                                          int gx)
+{
+    if (dec) {
+        v.x = SIM_FMUL(v.x, p.keep);
+        v.y = SIM_FMUL(v.y, p.keep);
+        v.z = SIM_FMUL(v.z, p.keep);
+        v.w = SIM_FMUL(v.w, p.keep);
+    }
+    *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
+    if (sd)
+        *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+    return v;
+}
+
 /* jf_store's vector path, with the decay (DEC) known: a lane's four cells of a row are all in
  * the tile and grid, or none. TERMS: g is the index of the lane's first cell of the row times
  * the checksum's constant (mod 2^64, so a column left of the grid does no harm): one
@@ -396,15 +414,7 @@ __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
             gpu_res_update(m, v.z, o.z);
             gpu_res_update(m, v.w, o.w);
         }
-        if (DEC) {
-            v.x = SIM_FMUL(v.x, p.keep);
-            v.y = SIM_FMUL(v.y, p.keep);
-            v.z = SIM_FMUL(v.z, p.keep);
-            v.w = SIM_FMUL(v.w, p.keep);
-        }
-        *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
-        if (sd)
-            *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+        v = jf_put4(p, v, DEC, dst, sd, gy, gx);
         if (TERMS) {
             const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -464,16 +474,8 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
             const int gx = gx0 + lc; /* the four cells are all in the tile and grid, or none */
             if (lc < HX || lc >= RW - HX || gx >= p.w)
                 continue; /* to the next row */
-            float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
-            if (decay) {
-                v.x = SIM_FMUL(v.x, p.keep);
-                v.y = SIM_FMUL(v.y, p.keep);
-                v.z = SIM_FMUL(v.z, p.keep);
-                v.w = SIM_FMUL(v.w, p.keep);
-            }
-            *reinterpret_cast<float4 *>(&dst[(size_t)gy * p.w + gx]) = v;
-            if (sd)
-                *reinterpret_cast<float4 *>(&sd[(size_t)gy * p.w + gx]) = v;
+            jf_put4(p, reinterpret_cast<const float4 *>(fin + rr * RW)[lane], decay, dst, sd, gy,
+                    gx);
         } else {
 #pragma unroll
             for (int k = 0; k < RW / 32; k++) {

@@ -31,7 +31,9 @@ float gpu_float_from_key(unsigned key)
     return f;
 }
 
-__global__ void ctl_reset_kernel(gpu_ctl *c)
+/* Zeroes every output of *c (not the step): ctl_reset_kernel's work, and st_ring_kernel's for
+ * the next step of a batch. */
+__device__ __forceinline__ void ctl_zero(gpu_ctl *c)
 {
     c->moved = 0;
     c->checksum = 0;
@@ -40,6 +42,11 @@ __global__ void ctl_reset_kernel(gpu_ctl *c)
     c->queue = 0;
     c->mag_hi = 0;
     c->mag_lo = 0;
+}
+
+__global__ void ctl_reset_kernel(gpu_ctl *c)
+{
+    ctl_zero(c);
 }
 
 /* Loader warp l (1..) stages rows (l-1)*GPU_ST_ROWS .. of chunk k: all its loads are requested
@@ -327,14 +334,7 @@ __global__ void st_ring_kernel(gpu_ctl *ctl, const double *__restrict__ colsum, 
     }
     if (threadIdx.x == 0) {
         ctl_ring[s_pos[0]] = *ctl;
-        /* what ctl_reset_kernel does at the start of a step, done here for the next one */
-        ctl->moved = 0;
-        ctl->checksum = 0;
-        ctl->max_key = 0;
-        ctl->residual = 0;
-        ctl->queue = 0;
-        ctl->mag_hi = 0;
-        ctl->mag_lo = 0;
+        ctl_zero(ctl); /* ctl_reset_kernel's work at a step's start, done here for the next */
         pos[0] = s_pos[0] + 1;
         if (colsum_ring || take)
             pos[1] = s_pos[1] + 1;
