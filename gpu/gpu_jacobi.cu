@@ -901,7 +901,7 @@ struct jf_dep {
     float deposit;
     gpu_ctl *terms;
     gpu_snap snap;   /* base NULL: none */
-    double *colpart; /* with terms: gpu_stats_colsum's d_part, or NULL */
+    double *colpart; /* with terms: gpu_stats_colsum's d_part (read only with them) */
 };
 
 template <int K, int BND, bool VEC>
@@ -1020,6 +1020,9 @@ int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int s
         return sim_err_set(err, SIM_EINVAL, "jacobi: the statistics' terms can only be folded "
                            "into the one pass of a deposit (%d sweeps, fuse_max %d)", sweeps,
                            fuse_max);
+    if (d_terms && !d_colpart) /* else the column sums would be taken from a row never added to */
+        return sim_err_set(err, SIM_EINVAL, "jacobi: the statistics' terms need the column sums' "
+                           "row (d_colpart)");
     if (sweeps <= 0) {
         if (decay) {
             size_t n = (size_t)p->w * p->h;
@@ -1038,8 +1041,7 @@ int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int s
     for (int i = 0; i < passes; i++) {
         int k = (left + (passes - i) - 1) / (passes - i);
         int last = i == passes - 1;
-        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms, {NULL, NULL, 1},
-                      d_terms ? d_colpart : NULL};
+        jf_dep dep = {i == 0 ? d_occ : NULL, deposit, d_terms, {NULL, NULL, 1}, d_colpart};
         if (snap)
             dep.snap = *snap;
         pass_launch(p, k, *d_cur, *d_other, last ? d_residual : NULL, last && decay, dep, s);

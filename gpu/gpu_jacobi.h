@@ -65,10 +65,10 @@ typedef struct gpu_snap {
  * statistics' terms of the field it writes into d_terms: every cell's checksum term
  * (sim_checksum_cell of cell i, the cells 0 .. w*h-1) into checksum, its max into max_key
  * (gpu_stats.h), so that the statistics need no pass of their own for them; with snap, that
- * pass also copies the field into the snapshot slot; with d_terms and d_colpart (w doubles,
- * zero before the pass), each of its tiles adds the sum of each column's cells it writes, added
- * in some order, into that column's d_colpart, and their magnitudes go into d_terms' mag_hi and
- * mag_lo, for gpu_stats_colsum's d_part. d_terms and snap NULL: gpu_jacobi_run_dep. */
+ * pass also copies the field into the snapshot slot; with d_terms, d_colpart (w doubles, zero
+ * before the pass; required) gets each tile's sum of each column's cells it writes, added in
+ * some order, and their magnitudes go into d_terms' mag_hi and mag_lo, for gpu_stats_colsum's
+ * d_part. d_terms and snap NULL: gpu_jacobi_run_dep. */
 int gpu_jacobi_run_terms(const gpu_jac *p, float **d_cur, float **d_other, int sweeps,
                          int fuse_max, int decay, const uint32_t *d_occ, float deposit,
                          unsigned *d_residual, gpu_ctl *d_terms, const gpu_snap *snap,
