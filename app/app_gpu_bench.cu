@@ -257,7 +257,7 @@ static int step_part(gpu_state *st, int part, sim_err *err)
     case PART_DECIDE:
         return st->n > 0 ? gpu_step_decide(st, cur, 0, err) : SIM_OK;
     case PART_MOVE:
-        return st->n > 0 ? gpu_step_move(st, cur, fold, 0, err) : SIM_OK;
+        return st->n > 0 ? gpu_step_move(st, cur, fold, err) : SIM_OK;
     case PART_DIFFUSE:
         return gpu_jacobi_run_dep(&st->jac, &cur, &other, st->sc.sweeps, st->tune.fuse_max,
                                   st->sc.decay > 0.0f, fold ? st->d_occ : NULL, st->sc.deposit,

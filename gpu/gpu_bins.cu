@@ -257,14 +257,21 @@ int gpu_bins_agents_count(gpu_bins_agents *b, const gpu_hz_geom *g, const uint32
     return SIM_OK;
 }
 
+int gpu_bins_agents_scan(gpu_bins_agents *b, const gpu_hz_geom *g, int to,
+                         unsigned long long *d_step, int pdl, cudaStream_t s, sim_err *err)
+{
+    GPU_CHECK(err, gpu_launch(pdl, gpu_bins_scan_kernel, 1, GPU_BIN_SCAN_THREADS, 0, s, b->count,
+                              g->ntiles, b->begin[to], d_step));
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
+}
+
 int gpu_bins_agents_rebin(gpu_bins_agents *b, const gpu_hz_geom *g, int from,
                           const uint32_t *d_final, int64_t n, unsigned long long *d_step,
                           int pdl, cudaStream_t s, sim_err *err)
 {
     const int to = from ^ 1;
-    GPU_CHECK(err, gpu_launch(pdl, gpu_bins_scan_kernel, 1, GPU_BIN_SCAN_THREADS, 0, s, b->count,
-                              g->ntiles, b->begin[to], d_step));
-    GPU_CHECK_LAUNCH(err, s);
+    GPU_TRY(gpu_bins_agents_scan(b, g, to, d_step, pdl, s, err));
     GPU_CHECK(err, gpu_launch(pdl, gpu_bins_scatter_kernel, ew_blocks(n), GPU_EW_THREADS, 0, s, n,
                               (const uint32_t *)b->ids[from], d_final,
                               (const uint32_t *)b->rank, (const uint32_t *)b->begin[to],

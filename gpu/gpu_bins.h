@@ -161,5 +161,10 @@ int gpu_bins_agents_count(gpu_bins_agents *b, const struct gpu_hz_geom *g,
 int gpu_bins_agents_rebin(gpu_bins_agents *b, const struct gpu_hz_geom *g, int from,
                           const uint32_t *d_final, int64_t n, unsigned long long *d_step,
                           int pdl, cudaStream_t s, sim_err *err);
+/* The first half of gpu_bins_agents_rebin: the run starts of set `to` from the counts (zeroing
+ * them; d_step as there). The step (gpu_step.cu) scatters with its own kernel, which also takes
+ * the agents' statistics; it calls gpu_bins_scatter_one for each agent as the rebin does. */
+int gpu_bins_agents_scan(gpu_bins_agents *b, const struct gpu_hz_geom *g, int to,
+                         unsigned long long *d_step, int pdl, cudaStream_t s, sim_err *err);
 
 #endif

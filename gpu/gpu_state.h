@@ -176,17 +176,17 @@ void gpu_step_defer_free(gpu_state *st);
  * also times them one by one):
  *   gpu_step_decide: the tile-sum kernel over the current bins with `field`: sense, decide,
  *                    claim (queue_zeroed: the dynamic mapping's tile queue is already 0);
- *   gpu_step_move:   winners move, the deposit unless `fold`, agents counted into new tiles,
- *                    with `terms` the agents' checksum terms into d_ctl;
+ *   gpu_step_move:   winners move, the deposit unless `fold`, agents counted into new tiles;
  *   gpu_step_folds:  whether the deposit goes into the first Jacobi pass (it is fused). */
 int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err *err);
-int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err);
+int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err);
 int gpu_step_folds(const gpu_state *st);
 
 /* 1 when the deposit is folded into a single Jacobi pass. A step with statistics then folds
- * their terms into its kernels: the agents' checksum into the move, the field's checksum and
- * max and, in some order, its column sums into the Jacobi pass; after it, gpu_stats_colsum takes
- * those sums where every order gives the same bits, else adds the rows in order. */
+ * their terms into its kernels: the agents' checksum into the scatter that bins them for the
+ * next step (beside the diffusion), the field's checksum and max and, in some order, its column
+ * sums into the Jacobi pass; after it, gpu_stats_colsum takes those sums where every order gives
+ * the same bits, else adds the rows in order. */
 int gpu_step_stats_fused(const gpu_state *st);
 
 /* Sets st->defer_want where a batched step's statistics are fused (gpu_step_stats_fused) on a

@@ -80,7 +80,7 @@ int gpu_stats_ring_store(gpu_ctl *d_ctl, const double *d_colsum, int w, gpu_ctl 
 
 /* Deferred statistics (a small world's batch, gpu_step_batch.cu): a step with statistics leaves
  * only its residual and moved in its control block; its pass copies the field it writes into
- * snapshot slot pos[1] % cap (snap, `cells` floats a slot), its move the agents' (id, cell) in
+ * snapshot slot pos[1] % cap (snap, `cells` floats a slot), its scatter the agents' (id, cell) in
  * tile order into the same slot of asnap (n a slot), and its ring store notes its control slot
  * in ctl_of. gpu_stats_defer later computes, for stats steps j0 .. j0 + m - 1 of the batch (m <=
  * cap), all their column sums at once (a warp per 32 columns of each step) and their checksum

@@ -5,7 +5,8 @@
  * occupancy bitmap follows them, every agent is counted into its new tile) -> Jacobi passes with
  * the deposit folded into the first one when it is fused (otherwise the move kernel deposits) and
  * decay in the last; meanwhile, on a second stream, a scan of the tile counts and a scatter bin
- * the agents for the next step -> statistics when asked -> the control block to the host.
+ * the agents for the next step (and, with statistics, hash them) -> statistics when asked -> the
+ * control block to the host.
  *
  * Occupancy and claims: bit c of the bitmap says whether cell c holds an agent; during the
  * decide kernel that is the occupancy at the start of the step, which is what "claim an empty
@@ -16,9 +17,10 @@
  * Bins (gpu_bins.h, gpu_bins.cu): an agent moves at most one cell a step, so its tile rarely
  * changes; instead of sorting all agents every step, the move kernel (which knows each agent's
  * final cell) counts them per tile (gpu_bins_count_warp) and notes each agent's rank in its
- * tile; gpu_bins_agents_rebin then turns the counts into run starts and scatters ids and cells
- * into the other set of bins. This file holds the step's own kernels (move, occupancy marks) and
- * the orchestration: the order of the phases, the graphs, the read-back of the statistics.
+ * tile; a scan (gpu_bins_agents_scan) then turns the counts into run starts and the step's
+ * scatter puts ids and cells into the other set of bins. This file holds the step's own kernels
+ * (move, scatter, occupancy marks) and the orchestration: the order of the phases, the graphs,
+ * the read-back of the statistics.
  *
  * The step's launches are captured once per (field buffer, bins set, statistics, per step or
  * batched) and replayed; batches (gpu_step_batch.cu) may also capture runs of several steps.
@@ -44,17 +46,14 @@ extern "C" {
 
 /* Thread per agent in tile order q (the order of the tile-sum kernel, so the claim words a warp
  * touches are close together): the agent's move (gpu_step_move_agent), then it is counted into
- * its new tile and the warp's moves into `moved`. terms (statistics folded into the step,
- * gpu_step_stats_fused): the agents' checksum terms of their final cells go into
- * terms->checksum, so that the statistics need no pass over the agents. asnap (deferred
- * statistics, gpu_defer): (id, final cell) go to slot pos[1] % cap of asnap instead. */
+ * its new tile and the warp's moves into `moved`. The statistics take nothing here: the agents'
+ * terms come from the scatter (scatter_kernel), which runs beside the diffusion. */
 __global__ void __launch_bounds__(GPU_EW_THREADS)
 move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restrict__ cellq,
             uint32_t *target, const unsigned long long *__restrict__ key,
             unsigned long long *claim, uint32_t *occ, uint32_t *cells, float *field,
             float deposit, int fold, gpu_bins_geom bg, uint32_t *count, uint32_t *rank,
-            unsigned long long *moved, gpu_ctl *terms, uint2 *asnap, const unsigned *pos,
-            unsigned cap)
+            unsigned long long *moved)
 {
     gpu_pdl_wait(); /* the tile-sum kernel's targets and claims (gpu_pdl.cuh) */
     gpu_pdl_release();
@@ -69,10 +68,34 @@ move_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restr
     const unsigned votes = __ballot_sync(FULL_MASK, mv);
     if ((threadIdx.x & 31) == 0 && votes)
         atomicAdd(moved, (unsigned long long)__popc(votes));
+}
+
+/* Thread per agent q of this step's order, on the side stream after the scan: (id, final cell
+ * fin[q]) into the next bins (gpu_bins_scatter_one). terms (statistics folded into the step,
+ * gpu_step_stats_fused): the agent's checksum term goes into terms->checksum, so that the
+ * statistics need no pass over the agents; asnap (deferred statistics, gpu_defer): (id, final
+ * cell) into slot pos[1] % cap of asnap instead. Here, beside the diffusion, the hashing is off
+ * the step's chain of kernels; in the move kernel it cost the large scenario ~4 us a step. */
+__global__ void __launch_bounds__(GPU_EW_THREADS)
+scatter_kernel(int64_t n, const uint32_t *__restrict__ ids, const uint32_t *__restrict__ fin,
+               const uint32_t *__restrict__ rank, const uint32_t *__restrict__ begin,
+               gpu_bins_geom bg, uint32_t *__restrict__ ids_out, uint32_t *__restrict__ cells_out,
+               gpu_ctl *terms, uint2 *asnap, const unsigned *pos, unsigned cap)
+{
+    gpu_pdl_wait(); /* the scan's run starts (gpu_pdl.cuh) */
+    gpu_pdl_release();
+    const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = q < n;
+    uint32_t id = 0, c = 0;
+    if (live) {
+        id = ids[q];
+        c = fin[q];
+        gpu_bins_scatter_one(id, c, rank[q], begin, bg, n, ids_out, cells_out);
+    }
     if (terms) /* the same for the whole grid */
-        gpu_commit_sum_max(live ? gpu_checksum_agent(ids[q], c) : 0ull, 0u, terms, 1);
-    if (asnap && live) /* deferred statistics: (id, final cell) into the snapshot slot */
-        asnap[(size_t)(pos[1] % cap) * (size_t)n + q] = make_uint2(ids[q], c);
+        gpu_commit_sum_max(live ? gpu_checksum_agent(id, c) : 0ull, 0u, terms, 1);
+    if (asnap && live)
+        asnap[(size_t)(pos[1] % cap) * (size_t)n + q] = make_uint2(id, c);
 }
 
 __global__ void mark_kernel(int64_t n, const uint32_t *__restrict__ cells, uint32_t *occ)
@@ -181,9 +204,7 @@ int gpu_step_decide(gpu_state *st, const float *field, int queue_zeroed, sim_err
     return gpu_hz_decide(&st->plan, &ag, field, &a, &st->d_ctl->queue, st->stream, err);
 }
 
-/* The move; terms: with the agents' checksum terms; snap: their (id, cell) into the deferred
- * statistics' snapshot slot instead. */
-static int move_with(gpu_state *st, float *field, int fold, int terms, int snap, sim_err *err)
+int gpu_step_move(gpu_state *st, float *field, int fold, sim_err *err)
 {
     gpu_bins_agents *b = &st->ab;
     GPU_CHECK(err, gpu_launch(st->pdl, move_kernel, ew_blocks(st->n), GPU_EW_THREADS, 0,
@@ -192,17 +213,29 @@ static int move_with(gpu_state *st, float *field, int fold, int terms, int snap,
                               (const unsigned long long *)st->d_key, st->d_claim, st->d_occ,
                               st->d_cells, field, st->sc.deposit, fold,
                               gpu_bins_geom_of(&st->geom), b->count, b->rank,
-                              &st->d_ctl->moved, terms ? st->d_ctl : (gpu_ctl *)NULL,
-                              snap ? st->defer.asnap : (uint2 *)NULL,
-                              (const unsigned *)st->d_ring_pos,
-                              st->defer.cap ? st->defer.cap : 1u));
+                              &st->d_ctl->moved));
     GPU_CHECK_LAUNCH(err, st->stream);
     return SIM_OK;
 }
 
-int gpu_step_move(gpu_state *st, float *field, int fold, int terms, sim_err *err)
+/* The next bins from this step's final cells (gpu_bins_agents_rebin's work, on stream s); terms:
+ * with the agents' checksum terms; snap: their (id, cell) into the deferred statistics' snapshot
+ * slot instead. */
+static int rebin_with(gpu_state *st, int terms, int snap, cudaStream_t s, sim_err *err)
 {
-    return move_with(st, field, fold, terms, 0, err);
+    gpu_bins_agents *b = &st->ab;
+    const int to = b->cur ^ 1;
+    GPU_TRY(gpu_bins_agents_scan(b, &st->geom, to, &st->d_ctl->step, st->pdl, s, err));
+    GPU_CHECK(err, gpu_launch(st->pdl, scatter_kernel, ew_blocks(st->n), GPU_EW_THREADS, 0, s,
+                              st->n, (const uint32_t *)b->ids[b->cur],
+                              (const uint32_t *)st->d_target, (const uint32_t *)b->rank,
+                              (const uint32_t *)b->begin[to], gpu_bins_geom_of(&st->geom),
+                              b->ids[to], b->cells[to], terms ? st->d_ctl : (gpu_ctl *)NULL,
+                              snap ? st->defer.asnap : (uint2 *)NULL,
+                              (const unsigned *)st->d_ring_pos,
+                              st->defer.cap ? st->defer.cap : 1u));
+    GPU_CHECK_LAUNCH(err, s);
+    return SIM_OK;
 }
 
 int gpu_step_folds(const gpu_state *st)
@@ -249,7 +282,7 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
     cudaStream_t s = st->stream;
     const int fold = gpu_step_folds(st);
     const int fused = want_stats && gpu_step_stats_fused(st);
-    /* Deferred statistics (gpu_step_batch.cu): the pass and the move copy the field and the
+    /* Deferred statistics (gpu_step_batch.cu): the pass and the scatter copy the field and the
      * agents into a snapshot slot; the step keeps only its residual. */
     const int defer = batched && fused && st->defer.cap > 0;
     const gpu_snap snap = {st->defer.snap, st->d_ring_pos, st->defer.cap};
@@ -259,12 +292,12 @@ int gpu_step_enqueue(gpu_state *st, float **cur, float **other, int want_stats, 
         GPU_TRY(gpu_ctl_reset(st->d_ctl, s, err));
     if (st->n > 0) {
         GPU_TRY(gpu_step_decide(st, *cur, 1, err));
-        GPU_TRY(move_with(st, *cur, fold, fused && !defer, defer, err));
+        GPU_TRY(gpu_step_move(st, *cur, fold, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_fork, s));
         GPU_CHECK(err, cudaStreamWaitEvent(st->side, st->ev_fork, 0));
-        /* The next bins from this step's final cells, beside the diffusion. */
-        GPU_TRY(gpu_bins_agents_rebin(&st->ab, &st->geom, st->ab.cur, st->d_target, st->n,
-                                      &st->d_ctl->step, st->pdl, st->side, err));
+        /* The next bins from this step's final cells, and the agents' statistics, beside the
+         * diffusion. */
+        GPU_TRY(rebin_with(st, fused && !defer, defer, st->side, err));
         GPU_CHECK(err, cudaEventRecord(st->ev_join, st->side));
     }
     GPU_TRY(gpu_jacobi_run_terms(&st->jac, cur, other, st->sc.sweeps, st->tune.fuse_max,

@@ -32,7 +32,7 @@
  * chain wherever it went: hashing in the pass and the move (+2.2 us under ncu), the column sums
  * (a chain of 512 dependent double additions, ~10 us) beside the next step, which the step after
  * must wait for. So a batched step with statistics keeps only its residual; its pass also writes
- * the field into a snapshot slot and its move the agents' (id, cell), and gpu_stats_defer sums
+ * the field into a snapshot slot and its scatter the agents' (id, cell), and gpu_stats_defer sums
  * and hashes many steps at once (their column chains side by side): each time half the
  * defer.cap slots are filled, and at the chunk's end, on the stats stream beside the steps that
  * follow (defer_aside); a step that would write a slot still being read waits for that pass.
