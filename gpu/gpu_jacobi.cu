@@ -383,6 +383,22 @@ __device__ __forceinline__ float4 jf_put4(const gpu_jac &p, float4 v, bool dec,
  * 16-byte store needs it), so g is even, and cell j's g | 1 is g plus a constant (j G + 1 for
  * even j, j G for odd j) with no carry out of the low word's bit 0: one 64-bit addition, one
  * xor and one wide multiply-add a cell. */
+/* The vector path's map of a thread to a quad (four columns, 4 quad .. 4 quad + 3 of the region)
+ * and a row phase (rows K + phase, K + phase + 8, ...). Without the terms a warp takes a row's 32
+ * quads (quad = lane, phase = warp). With the terms (WCOLS) a warp takes 8 quads of 4 phases:
+ * quad (warp % 4) 8 + lane % 8, phase (warp / 4) 4 + lane / 8, so that the four lanes l, l ^ 8,
+ * l ^ 16, l ^ 24 hold the same columns and the warp's column sums come together by shuffles
+ * (jf_colpart_warp), with no barrier of the block. A quarter warp still reads 128 contiguous
+ * bytes of a shared row (no bank conflict) and a warp stores four rows of 128 bytes. */
+template <bool WCOLS>
+__device__ __forceinline__ void jf_vec_map(int &quad, int &phase)
+{
+    static_assert(GPU_JF_THREADS == 256, "8 warps: 8 row phases");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    quad = WCOLS ? (warp & 3) * 8 + (lane & 7) : lane;
+    phase = WCOLS ? (warp >> 2) * 4 + (lane >> 3) : warp;
+}
+
 template <int K, bool TERMS, bool DEC>
 __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
                                              const float *prev, float *__restrict__ dst, int gx0,
@@ -393,11 +409,12 @@ __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
     constexpr int RW = GPU_JF_RW, RH = jf_rh(K), HX = jf_hx(K, true);
     constexpr int ROWS = GPU_JF_THREADS / 32;
     static_assert(RW / 32 == 4, "four columns a lane");
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int lc = 4 * lane, gx = gx0 + lc;
+    int quad, phase;
+    jf_vec_map<TERMS>(quad, phase);
+    const int lc = 4 * quad, gx = gx0 + lc;
     if (lc < HX || lc >= RW - HX || gx >= p.w)
         return;
-    const int r0 = K + warp, r1 = min(RH - K, p.h - gy0); /* rows below r1 are in the grid */
+    const int r0 = K + phase, r1 = min(RH - K, p.h - gy0); /* rows below r1 are in the grid */
     unsigned long long g =
         TERMS ? ((unsigned long long)(gy0 + r0) * (unsigned long long)p.w +
                  (unsigned long long)(long long)gx) * SIM_CHECKSUM_GOLDEN
@@ -406,9 +423,9 @@ __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
         TERMS ? (unsigned long long)ROWS * (unsigned long long)p.w * SIM_CHECKSUM_GOLDEN : 0;
     for (int rr = r0; rr < r1; rr += ROWS, g += dig) {
         const int gy = gy0 + rr;
-        float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[lane];
+        float4 v = reinterpret_cast<const float4 *>(fin + rr * RW)[quad];
         if (TERMS && res) {
-            const float4 o = reinterpret_cast<const float4 *>(prev + rr * RW)[lane];
+            const float4 o = reinterpret_cast<const float4 *>(prev + rr * RW)[quad];
             gpu_res_update(m, v.x, o.x);
             gpu_res_update(m, v.y, o.y);
             gpu_res_update(m, v.z, o.z);
@@ -527,6 +544,31 @@ __device__ __forceinline__ void jf_colpart(const gpu_jac &p, const double (&colp
     }
 }
 
+/* jf_colpart's work on the vector path with the terms (jf_vec_map<true>): the four lanes of a
+ * warp that hold the same quad add their partial sums by shuffles, each keeping one of the four
+ * columns (column 2 b4 + b3 of the quad, b4 and b3 the lane's bits 4 and 3: two exchanges of
+ * halves), and every lane of a written quad adds its column's sum into part: 32 consecutive
+ * words a warp, two additions a column and tile (warps w and w + 4), no barrier. Every lane of
+ * the warp calls it after jf_store, those outside the tile with colp zero. */
+template <int K>
+__device__ __forceinline__ void jf_colpart_warp(const gpu_jac &p, const double (&colp)[4],
+                                                int gx0, double *part)
+{
+    constexpr int RW = GPU_JF_RW, HX = jf_hx(K, true);
+    const unsigned full = 0xffffffffu;
+    const bool b4 = threadIdx.x & 16, b3 = threadIdx.x & 8;
+    double k0 = b4 ? colp[2] : colp[0], k1 = b4 ? colp[3] : colp[1];
+    k0 += __shfl_xor_sync(full, b4 ? colp[0] : colp[2], 16);
+    k1 += __shfl_xor_sync(full, b4 ? colp[1] : colp[3], 16);
+    double k = b3 ? k1 : k0;
+    k += __shfl_xor_sync(full, b3 ? k0 : k1, 8);
+    int quad, phase;
+    jf_vec_map<true>(quad, phase);
+    const int lc = 4 * quad, gx = gx0 + lc;
+    if (lc >= HX && lc < RW - HX && gx < p.w)
+        atomicAdd(&part[gx + (b4 ? 2 : 0) + (b3 ? 1 : 0)], k);
+}
+
 /* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
  * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
  * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
@@ -631,7 +673,10 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
     gpu_mags mg = gpu_mags_none();
     jf_store<K, TERMS, VEC>(p, fin, prev, dst, gx0, gy0, res, decay, m, t, mg, colp, sd);
     if (TERMS && colpart) {
-        jf_colpart<K, VEC>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
+        if constexpr (VEC)
+            jf_colpart_warp<K>(p, colp, gx0, colpart);
+        else
+            jf_colpart<K, false>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
         gpu_commit_mags(mg, terms);
     }
     if (res)
@@ -699,8 +744,8 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         double colp[RW / 32] = {};
         jf_store<K, TERMS, true, true>(p, (K & 1) ? other : cur, (K & 1) ? cur : other, dst, gx0,
                                        gy0, res, decay, m, tm, mg, colp);
-        if (TERMS && colpart) /* the next region is on its way into the third buffer */
-            jf_colpart<K, true>(p, colp, reinterpret_cast<double *>(other), gx0, colpart);
+        if (TERMS && colpart)
+            jf_colpart_warp<K>(p, colp, gx0, colpart);
 #pragma unroll
         for (int q = 0; q < RPW; q++)
             ow[q] = own[q];
