@@ -569,6 +569,64 @@ __device__ __forceinline__ void jf_colpart_warp(const gpu_jac &p, const double (
         atomicAdd(&part[gx + (b4 ? 2 : 0) + (b3 ? 1 : 0)], k);
 }
 
+/* The end of a fused pass's block: the residual m (into *res, where res) and, with TERMS, the
+ * checksum terms and max key of t and the magnitudes mg (into terms; the magnitudes where mags),
+ * each reduced over the warp and then over the block through shared memory (one barrier), and
+ * committed by thread 0: one atomic a word and block. A warp at a time, the default scenario's
+ * 95 blocks ended with 760 atomicMax into the one residual word, which the device performs one
+ * after the other: the residual cost 0.67 us of its 17 us step (H200). m is never negative or
+ * NaN, so its bits order as the values. Every thread of the block calls it. */
+template <bool TERMS>
+__device__ __forceinline__ void jf_commit(float m, unsigned *res, const gpu_terms &t, gpu_mags mg,
+                                          gpu_ctl *terms, bool mags)
+{
+    constexpr int NW = GPU_JF_THREADS / 32;
+    __shared__ unsigned s_u[4][NW];
+    __shared__ unsigned long long s_cs[NW];
+    const unsigned full = 0xffffffffu;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned rb = __reduce_max_sync(full, __float_as_uint(m)), mk = 0;
+    unsigned long long cs = 0;
+    if (TERMS) {
+        cs = gpu_warp_sum64(t.cs);
+        mk = __reduce_max_sync(full, gpu_terms_key(t));
+        mg.hi2 = __reduce_max_sync(full, mg.hi2);
+        mg.lo2 = __reduce_min_sync(full, mg.lo2);
+    }
+    if (lane == 0) {
+        s_u[0][warp] = rb;
+        if (TERMS) {
+            s_cs[warp] = cs;
+            s_u[1][warp] = mk;
+            s_u[2][warp] = mg.hi2;
+            s_u[3][warp] = mg.lo2;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+#pragma unroll
+    for (int i = 1; i < NW; i++) {
+        rb = max(rb, s_u[0][i]);
+        if (TERMS) {
+            cs += s_cs[i];
+            mk = max(mk, s_u[1][i]);
+            mg.hi2 = max(mg.hi2, s_u[2][i]);
+            mg.lo2 = min(mg.lo2, s_u[3][i]);
+        }
+    }
+    if (res && rb)
+        atomicMax(res, rb);
+    if (TERMS) {
+        if (cs)
+            atomicAdd(&terms->checksum, cs);
+        if (mk)
+            atomicMax(&terms->max_key, mk);
+        if (mags)
+            gpu_put_mags(mg, terms);
+    }
+}
+
 /* Thread mapping: 8 warps; lane l owns columns 4l..4l+3 of the RW = 128 wide region (one float4,
  * conflict-free), warp w owns rows RPW*w .. RPW*w+RPW-1 of the RH high region. Shared memory: two
  * RH x RW float buffers (32 or 64 KB, dynamic), ping-ponged between sweeps. The block writes the inner
@@ -677,12 +735,9 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
             jf_colpart_warp<K>(p, colp, gx0, colpart);
         else
             jf_colpart<K, false>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
-        gpu_commit_mags(mg, terms);
     }
-    if (res)
-        gpu_res_commit(m, res);
-    if (TERMS)
-        gpu_commit_sum_max(t.cs, gpu_terms_key(t), terms, 1);
+    if (TERMS || res)
+        jf_commit<TERMS>(m, res, t, mg, terms, colpart != nullptr);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -752,12 +807,8 @@ jp_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         sh = shn;
         __syncthreads(); /* cur and other are read no more */
     }
-    if (res)
-        gpu_res_commit(m, res);
-    if (TERMS && colpart)
-        gpu_commit_mags(mg, terms);
-    if (TERMS)
-        gpu_commit_sum_max(tm.cs, gpu_terms_key(tm), terms, 1);
+    if (TERMS || res)
+        jf_commit<TERMS>(m, res, tm, mg, terms, colpart != nullptr);
 }
 
 /* Multiplies every cell by keep (decay without sweeps). */

@@ -131,20 +131,16 @@ __device__ __forceinline__ void gpu_mags_add(gpu_mags &g, float a)
     g.lo2 = min(ka - 2u, g.lo2);
 }
 
-/* Warp max of the magnitudes, then one atomicMax of each of gpu_ctl's words into ctl: the
- * largest magnitude's bits, and 2^32 minus the smallest nonzero one's (0: only zeros). Every
- * lane of the warp must call it. */
-__device__ __forceinline__ void gpu_commit_mags(gpu_mags g, gpu_ctl *ctl)
+/* The magnitudes' keys g (already reduced over the threads that add them) into ctl's words by
+ * one atomicMax each: the largest magnitude's bits, and 2^32 minus the smallest nonzero one's
+ * (0: only zeros). */
+__device__ __forceinline__ void gpu_put_mags(gpu_mags g, gpu_ctl *ctl)
 {
-    const unsigned hi2 = __reduce_max_sync(0xffffffffu, g.hi2);
-    const unsigned lo2 = __reduce_min_sync(0xffffffffu, g.lo2);
-    if ((threadIdx.x & 31) == 0) {
-        const unsigned hi = hi2 >> 1, lo = lo2 >= 0xfffffffeu ? 0u : 0u - ((lo2 >> 1) + 1u);
-        if (hi)
-            atomicMax(&ctl->mag_hi, hi);
-        if (lo)
-            atomicMax(&ctl->mag_lo, lo);
-    }
+    const unsigned hi = g.hi2 >> 1, lo = g.lo2 >= 0xfffffffeu ? 0u : 0u - ((g.lo2 >> 1) + 1u);
+    if (hi)
+        atomicMax(&ctl->mag_hi, hi);
+    if (lo)
+        atomicMax(&ctl->mag_lo, lo);
 }
 
 /* sim_colsum_exact of the magnitudes a fused pass left in *ex. */
