@@ -313,6 +313,9 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
     /* A block whose region lies inside a bounded grid needs no boundary checks (most of them). */
     const bool interior = BND == SIM_BOUNDARY_PERIODIC ||
                           (gx0 >= 0 && gy0 >= 0 && gx0 + RW <= p.w && gy0 + RH <= p.h);
+    /* The residual's columns: on the vector path a lane's four are all in the tile and grid, or
+     * none (one test a thread, not four a row). */
+    const bool res_quad = VEC && lane * 4 >= HX && lane * 4 < RW - HX && gxl < p.w;
 #pragma unroll 1
     for (int t = 0; t < K; t++) {
         const float *in = (t & 1) ? buf1 : buf0;
@@ -341,8 +344,13 @@ __device__ __forceinline__ void jf_sweeps(const gpu_jac &p, float *buf0, float *
                     o.z = jf_update<BND>(p, c.z, n.z, s.z, c.w, c.y, gxl + 2, gy);
                     o.w = jf_update<BND>(p, c.w, n.w, s.w, ev, c.z, gxl + 3, gy);
                 }
-                if (!(TERMS && VEC) && res && t == K - 1 && rr >= K && rr < RH - K &&
-                    gy < p.h) {
+                /* The last sweep's rows are K .. RH - K - 1 (lo and hi above). */
+                if (VEC && !TERMS && res && t == K - 1 && res_quad && gy < p.h) {
+                    gpu_res_update(m, o.x, c.x);
+                    gpu_res_update(m, o.y, c.y);
+                    gpu_res_update(m, o.z, c.z);
+                    gpu_res_update(m, o.w, c.w);
+                } else if (!VEC && res && t == K - 1 && rr >= K && rr < RH - K && gy < p.h) {
                     const int col = lane * 4;
                     if (col + 0 >= HX && col + 0 < RW - HX && gxl + 0 < p.w) gpu_res_update(m, o.x, c.x);
                     if (col + 1 >= HX && col + 1 < RW - HX && gxl + 1 < p.w) gpu_res_update(m, o.y, c.y);
