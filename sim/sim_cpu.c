@@ -63,9 +63,10 @@ typedef struct cpu_band {
     int64_t moved;     /* moves its thread made in the last step */
     int64_t up, down;  /* of those, moves out of the band: into the row above it, below it */
     int sums_done;     /* statistics: column chunks whose sums have the band's rows added */
+    uint32_t mag_hi2, mag_lo2; /* statistics: its rows' magnitude keys (sim_column_sums_mags) */
     /* to 64 bytes: each band's sums_done on a cache line of its own, written by its thread and
      * read by the band below only */
-    char pad[64 - 5 * sizeof(int64_t) - sizeof(int)];
+    char pad[64 - 5 * sizeof(int64_t) - sizeof(int) - 2 * sizeof(uint32_t)];
 } cpu_band;
 _Static_assert(sizeof(cpu_band) == 64, "a band a cache line");
 
@@ -81,6 +82,7 @@ enum {
     PROF_EDGES,   /* the moves of its edge rows */
     PROF_W_SWEEP, /* barriers before the sweeps */
     PROF_SWEEP,   /* the sweeps (the deposit and decay folded in) */
+    PROF_STATS,   /* the statistics of its band, their barrier and waits (band_stats) */
     PROF_END,     /* from its last work to the region's end on the first thread */
     PROF_PHASES
 };
@@ -111,8 +113,9 @@ typedef struct cpu_state {
     cpu_band *bands;        /* per thread (band) */
     float *dep_rows;        /* per thread 3 rows: the deposited rows its first sweep reads */
     uint32_t *pos;          /* cell of each agent: set at create, kept by every move (resolve) */
-    double *colsum;         /* width, for the field total: colsum_mem from a 64-byte boundary */
-    double *colsum_mem;     /* width + 7 */
+    double *colsum;         /* width, for the field total: colsum_mem from a 64-byte boundary;
+                               then a row of colsum_stride(width) a band (band_stats) */
+    double *colsum_mem;     /* colsum_rows(bands) colsum_stride(width) + 7 */
     sim_disk disk;
     uint64_t threshold;
     int *ybound;            /* bands + 1: band t is rows [ybound[t], ybound[t + 1]) */
@@ -150,7 +153,7 @@ static void prof_print(const cpu_state *s)
 {
     static const char *const names[PROF_PHASES] = {
         "start", "prefix rows", "wait", "sense+claim", "wait", "edges", "wait (sweeps)",
-        "sweeps", "end"};
+        "sweeps", "statistics", "end"};
     const int bands = step_threads(s->threads, s->sc.height);
     const double steps = s->prof_steps > 0 ? (double)s->prof_steps : 1.0;
     fprintf(stderr, "cpu profile: %lld steps, %d threads, ms a step (min / mean / max over the "
@@ -234,6 +237,18 @@ static int64_t buffer_len(int w, int h, int r)
     return cells > rows ? cells : rows;
 }
 
+/* Doubles a row of the column sums takes: the width to whole cache lines. */
+static size_t colsum_stride(int w)
+{
+    return ((size_t)w + 7) & ~(size_t)7;
+}
+
+/* Rows of column sums: the field's, and with several bands one of each band's own (band_stats). */
+static size_t colsum_rows(int bands)
+{
+    return 1 + (bands > 1 ? (size_t)bands : 0);
+}
+
 void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
 {
     /* The arrays of cpu_create, in its order, by what they grow with. */
@@ -255,7 +270,8 @@ void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
     if (use_dense((int64_t)cells, n))
         other += (size_t)bands * 3 * (size_t)SIM_HZ_DENSE_ROW(w) * sizeof(int64_t);
     other += ((size_t)h + (size_t)bands) * sizeof(int32_t) + (size_t)bands * sizeof(cpu_band) +
-             (size_t)bands * 3 * (size_t)w * sizeof(float) + ((size_t)w + 7) * sizeof(double);
+             (size_t)bands * 3 * (size_t)w * sizeof(float) +
+             (colsum_rows(bands) * colsum_stride(w) + 7) * sizeof(double);
     memset(out, 0, sizeof *out);
     out->n_fields = 1;
     out->shared_per_cell = (double)shared_b / (double)cells;
@@ -366,8 +382,10 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
     s->dep_rows = sim_malloc_array((size_t)bands * 3 * (size_t)sc->width, sizeof *s->dep_rows);
     s->pos = sim_malloc_array(n, sizeof *s->pos);
     /* Column chunks of the bands (multiples of 16 columns, band_stats) then start on cache lines:
-     * the bands working on neighbouring chunks at once share no line of it. */
-    s->colsum_mem = sim_malloc_array((size_t)sc->width + 7, sizeof *s->colsum_mem);
+     * the bands working on neighbouring chunks at once share no line of it; so do the bands' own
+     * rows after it. */
+    s->colsum_mem = sim_malloc_array(colsum_rows(bands) * colsum_stride(sc->width) + 7,
+                                     sizeof *s->colsum_mem);
     s->colsum = s->colsum_mem
                     ? (double *)(((uintptr_t)s->colsum_mem + 63) & ~(uintptr_t)63)
                     : NULL;
@@ -831,17 +849,27 @@ void sim_cpu_scramble_bands(void *state, uint64_t seed)
     s->scramble = seed | 1u;
 }
 
+static void band_stats(cpu_state *s, const float *field, int t, int bands, float *mx,
+                       uint64_t *sum);
+static void stats_finish(cpu_state *s, float mx, uint64_t sum, sim_stats *st);
+
 /* One step with several threads, in one parallel region: each thread keeps its band of rows
- * (ybound) through every phase (prefix rows, agents, deposit, each sweep), with a barrier
+ * (ybound) through every phase (prefix rows, agents, deposit, each sweep, with want_stats the
+ * statistics into *st: band_stats, then stats_finish after the region), with a barrier
  * wherever a phase reads what a neighbouring band wrote in the one before. One region instead of
  * one per phase: with the passive wait policy (app/main.c) each region start wakes every
  * thread, a few tens of microseconds that a 2048^2 step on 16 threads (a few ms) would feel. */
-static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *residual)
+static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *residual,
+                          sim_stats *st)
 {
     const sim_scenario *sc = &s->sc;
     const int h = sc->height;
     const int bands = step_threads(s->threads, h);
-    float res[SIM_CPU_MAX_BANDS];
+    float res[SIM_CPU_MAX_BANDS], mxs[SIM_CPU_MAX_BANDS];
+    uint64_t sums[SIM_CPU_MAX_BANDS];
+    if (want_stats)
+        for (int t = 0; t < bands; t++)
+            s->bands[t].sums_done = 0;
     float *const field0 = s->field, *const spare0 = s->spare;
     if (s->n > 0) {
         ext_in_spare(s); /* the spare buffer is first written by the first sweep, after a barrier */
@@ -871,7 +899,7 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
         float *dep = s->dep_rows + (int64_t)t * 3 * sc->width;
         for (int k = 0; k < sc->sweeps; k++) {
             int last = k == sc->sweeps - 1, decay = last && sc->decay > 0.0f;
-            int want = want_residual && last;
+            int want = want_stats && last;
 #pragma omp barrier
             prof_mark(s, t, PROF_W_SWEEP);
             /* The deposit is read into the first sweep (no pass of its own): the band reads
@@ -893,6 +921,14 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
         }
         if (t < SIM_CPU_MAX_BANDS)
             res[t] = r;
+        if (want_stats) { /* the band's rows are final: its own last sweep wrote them */
+            float mx = -INFINITY;
+            uint64_t sum = 0;
+            band_stats(s, src, t, bands, &mx, &sum);
+            mxs[t] = mx;
+            sums[t] = sum;
+            prof_mark(s, t, PROF_STATS);
+        }
     }
     const double end = prof_now();
     for (int t = 0; t < bands; t++)
@@ -905,6 +941,15 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_residual, float *
     *residual = 0.0f;
     for (int t = 0; t < bands && t < SIM_CPU_MAX_BANDS; t++)
         *residual = res[t] > *residual ? res[t] : *residual;
+    if (want_stats) {
+        float mx = -INFINITY;
+        uint64_t sum = 0;
+        for (int t = 0; t < bands; t++) {
+            mx = mxs[t] > mx ? mxs[t] : mx;
+            sum += sums[t];
+        }
+        stats_finish(s, mx, sum, st);
+    }
     /* The bands' agents for the next step: each move out of a band went into the band above or
      * below it (a target is at most a row away; the first band's above is the last). */
     int64_t moved = 0;
@@ -937,82 +982,92 @@ static int sums_chunk(int w, int bands)
     return c < 16 ? 16 : c;
 }
 
-/* Cells a band hashes at a time while it waits for the band above (band_stats): small, so that
- * the chunk it waits for is taken up soon after it is ready (each band's delay adds to those
- * below it). */
-#define STATS_WAIT_CELLS 512
-#define STATS_WAIT_AGENTS 1024
-
-/* Band t's statistics (inside a parallel region of `bands` threads, one a band, every
- * sums_done zeroed before it): its rows added into every column, in row order, a chunk of
- * columns at a time once the band above has added its rows to that chunk (band 0 starts the
- * chunk from 0), the maximum and checksum terms of its cells into *mx and *sum, and the checksum
- * terms of its share of the agents (the t-th of `bands` even shares by id) into *sum. So each
- * thread reads only the rows it swept last, still in its core's caches; a split by columns read
- * the other bands' rows from theirs (two threads: ~0.12 ms a step of the default scenario, most
- * of the statistics). The bands go through the chunks one behind the other, the same additions
- * in the same order per column as sim_column_sums over all rows; a band waiting for the chunk
- * above hashes its cells STATS_WAIT_CELLS at a time meanwhile (16 threads: band 15 waited ~35 us
- * a step of the default scenario before its first chunk), then its agents STATS_WAIT_AGENTS at a
- * time, and what is left after its last chunk. The maximum and the sum modulo 2^64 are the same
- * in any order. */
-static void band_stats(cpu_state *s, int t, int bands, float *mx, uint64_t *sum)
+/* Band t's statistics of the w x h field `field`, at the end of the step's parallel region
+ * (step_bands: `bands` threads, one a band, right after the thread's last sweep; every sums_done
+ * zeroed before it). First, with no waiting: its rows' column sums (from 0, in row order) into a
+ * row of its own after colsum, with their magnitudes (sim_column_sums_mags), the maximum and the
+ * checksum terms of its cells into *mx and *sum, and those of its share of the agents (the t-th
+ * of `bands` even shares by id). Then a barrier, and where the magnitudes of all the bands pass
+ * sim_colsum_exact (the column sums are then exact in any order: README, "The statistics,
+ * exactly"), the thread adds the bands' sums of its share of the columns; otherwise the bands add
+ * their rows to the columns in row order, a chunk of columns at a time once the band above has
+ * added its rows to that chunk (band 0 starts the chunk from 0): the same additions in the same
+ * order per column as sim_column_sums over all rows. Either way each thread reads only the rows
+ * it swept last, still in its core's caches (a split by columns read the other bands' rows from
+ * theirs: ~0.12 ms a step of the default scenario on two threads). The chain alone made the
+ * bands wait for each other: on 16 threads band 15 waited ~35 us a step of the default scenario
+ * for its first chunk. The maximum and the sum modulo 2^64 are the same in any order. */
+static void band_stats(cpu_state *s, const float *field, int t, int bands, float *mx,
+                       uint64_t *sum)
 {
-    const int w = s->sc.width, y0 = s->ybound[t], y1 = s->ybound[t + 1];
+    const int w = s->sc.width, h = s->sc.height, y0 = s->ybound[t], y1 = s->ybound[t + 1];
+    const size_t stride = colsum_stride(w);
+    double *const part = s->colsum + (size_t)(t + 1) * stride;
+    uint32_t hi2 = 0u, lo2 = 0xffffffffu;
+    for (int x = 0; x < w; x++)
+        part[x] = 0.0;
+    sim_column_sums_mags(field, w, y0, y1, part, &hi2, &lo2);
+    s->bands[t].mag_hi2 = hi2;
+    s->bands[t].mag_lo2 = lo2;
+    sim_cells_stats(field, (int64_t)y0 * w, (int64_t)y1 * w, 0, mx, sum);
+    *sum += agent_terms(s->pos, s->n * t / bands, s->n * (t + 1) / bands);
+#pragma omp barrier
+    for (int b = 0; b < bands; b++) {
+        hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
+        lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
+    }
+    if (sim_mags_exact(hi2, lo2, h)) {
+        const int x0 = t == 0 ? 0 : (int)((int64_t)w * t / bands) & ~7,
+                  x1 = t == bands - 1 ? w : (int)((int64_t)w * (t + 1) / bands) & ~7;
+        for (int x = x0; x < x1; x++) {
+            double c = 0.0;
+            for (int b = 0; b < bands; b++)
+                c += s->colsum[(size_t)(b + 1) * stride + (size_t)x];
+            s->colsum[x] = c;
+        }
+        return;
+    }
     const int chunk = sums_chunk(w, bands);
     int *const above = t > 0 ? &s->bands[t - 1].sums_done : NULL;
-    int64_t next = (int64_t)y0 * w; /* the band's first cell not yet hashed */
-    const int64_t end = (int64_t)y1 * w;
-    int64_t anext = s->n * t / bands; /* its first agent not yet hashed */
-    const int64_t aend = s->n * (t + 1) / bands;
     for (int j = 0, x0 = 0; x0 < w; j++, x0 += chunk) {
         const int x1 = w - x0 < chunk ? w : x0 + chunk;
         if (above) {
-            for (int spins = 0; __atomic_load_n(above, __ATOMIC_ACQUIRE) <= j;) {
-                if (next < end) {
-                    const int64_t to = end - next < STATS_WAIT_CELLS ? end : next + STATS_WAIT_CELLS;
-                    sim_cells_stats(s->field, next, to, 0, mx, sum);
-                    next = to;
-                } else if (anext < aend) {
-                    const int64_t to =
-                        aend - anext < STATS_WAIT_AGENTS ? aend : anext + STATS_WAIT_AGENTS;
-                    *sum += agent_terms(s->pos, anext, to);
-                    anext = to;
-                } else if (++spins >= 1024) { /* the band above may wait for a core */
+            for (int spins = 0; __atomic_load_n(above, __ATOMIC_ACQUIRE) <= j;)
+                if (++spins >= 1024) /* the band above may wait for a core */
                     sched_yield();
-                }
-            }
         } else {
             for (int x = x0; x < x1; x++)
                 s->colsum[x] = 0.0;
         }
-        sim_column_sums(s->field, w, y0, y1, x0, x1, s->colsum);
+        sim_column_sums(field, w, y0, y1, x0, x1, s->colsum);
         __atomic_store_n(&s->bands[t].sums_done, j + 1, __ATOMIC_RELEASE);
     }
-    if (next < end)
-        sim_cells_stats(s->field, next, end, 0, mx, sum);
-    *sum += agent_terms(s->pos, anext, aend);
 }
 
-/* Thread t of `threads`' share of the statistics: column sums, the maximum and the checksum terms
- * of its share of the field, and the checksum terms of an even share of the agents (by id, from
- * pos: 4 bytes an agent instead of the occupancy's 4 bytes a cell). Several threads, where the
- * bands are as many as the threads, take the rows of their own band (the rows each thread swept
- * last, still in its core's caches): band_stats; else sim_field_share (one thread: the whole
- * field a block of rows at a time). */
+/* Thread t of `threads`' share of the statistics outside the step's bands (one thread, or a
+ * checksum asked between steps): column sums, the maximum and the checksum terms of its share of
+ * the field (sim_field_share: one thread takes the whole field a block of rows at a time), and the
+ * checksum terms of an even share of the agents (by id, from pos: 4 bytes an agent instead of the
+ * occupancy's 4 bytes a cell). */
 static void stats_part(cpu_state *s, int t, int threads, float *mx_out, uint64_t *sum_out)
 {
-    const int w = s->sc.width, h = s->sc.height;
     float mx = -INFINITY;
     uint64_t sum = 0;
-    if (threads > 1 && step_threads(s->threads, h) == threads) {
-        band_stats(s, t, threads, &mx, &sum);
-    } else {
-        sim_field_share(s->field, w, h, 0, t, threads, s->colsum, &mx, &sum);
-        sum += agent_terms(s->pos, s->n * t / threads, s->n * (t + 1) / threads);
-    }
+    sim_field_share(s->field, s->sc.width, s->sc.height, 0, t, threads, s->colsum, &mx, &sum);
+    sum += agent_terms(s->pos, s->n * t / threads, s->n * (t + 1) / threads);
     *mx_out = mx;
     *sum_out = sum;
+}
+
+/* The row of statistics from the column sums in colsum, the maximum mx (its sign settled here)
+ * and the checksum sum. */
+static void stats_finish(cpu_state *s, float mx, uint64_t sum, sim_stats *st)
+{
+    const double total = sim_column_total(s->colsum, s->sc.width);
+    st->field_total = total;
+    st->field_mean = total / (double)s->cells;
+    st->field_max = sim_max_zero_sign(s->field, s->cells, mx);
+    st->checksum = sum;
 }
 
 static void field_stats(cpu_state *s, sim_stats *st)
@@ -1023,8 +1078,6 @@ static void field_stats(cpu_state *s, sim_stats *st)
     if (threads == 1) {
         stats_part(s, 0, 1, &mx, &sum);
     } else {
-        for (int t = 0; t < step_threads(threads, s->sc.height); t++)
-            s->bands[t].sums_done = 0;
 #pragma omp parallel num_threads(threads) reduction(max : mx) reduction(+ : sum)
         {
             float m;
@@ -1034,11 +1087,7 @@ static void field_stats(cpu_state *s, sim_stats *st)
             sum += c;
         }
     }
-    const double total = sim_column_total(s->colsum, s->sc.width);
-    st->field_total = total;
-    st->field_mean = total / (double)s->cells;
-    st->field_max = sim_max_zero_sign(s->field, s->cells, mx);
-    st->checksum = sum;
+    stats_finish(s, mx, sum, st);
 }
 
 static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
@@ -1046,16 +1095,17 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
     (void)err;
     cpu_state *s = p;
     float residual = 0.0f;
-    if (step_threads(s->threads, s->sc.height) == 1)
+    if (step_threads(s->threads, s->sc.height) == 1) {
         st->moved = step_alone(s, step, want_stats, &residual);
-    else
-        st->moved = step_bands(s, step, want_stats, &residual);
+        if (want_stats)
+            field_stats(s, st);
+    } else { /* the statistics in the step's own parallel region */
+        st->moved = step_bands(s, step, want_stats, &residual, st);
+    }
     st->step = step + 1;
     st->agents = s->n;
-    if (want_stats) {
+    if (want_stats)
         st->residual = residual;
-        field_stats(s, st);
-    }
     return SIM_OK;
 }
 

@@ -67,6 +67,39 @@ SIM_CLONES static float cells_max(const float *restrict field, int64_t c0, int64
     return mx;
 }
 
+/* column_sums over all columns, with the magnitudes' keys of the same cells: the additions, a
+ * max and a min side by side in vector registers. */
+SIM_CLONES static void column_sums_mags(const float *restrict field, int w, int y0, int y1,
+                                        double *restrict part, uint32_t *hi2, uint32_t *lo2)
+{
+    uint32_t hi = *hi2, lo = *lo2;
+    for (int y = y0; y < y1; y++) {
+        const float *restrict row = field + (int64_t)y * w;
+        for (int x = 0; x < w; x++) {
+            uint32_t bits;
+            memcpy(&bits, &row[x], sizeof bits);
+            const uint32_t k = bits + bits;
+            hi = k > hi ? k : hi;
+            lo = k - 2u < lo ? k - 2u : lo;
+            part[x] += (double)row[x];
+        }
+    }
+    *hi2 = hi;
+    *lo2 = lo;
+}
+
+void sim_column_sums_mags(const float *field, int w, int y0, int y1, double *part, uint32_t *hi2,
+                          uint32_t *lo2)
+{
+    column_sums_mags(field, w, y0, y1, part, hi2, lo2);
+}
+
+int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h)
+{
+    const uint32_t hi = hi2 >> 1, lo = lo2 >= 0xfffffffeu ? 0u : 0u - ((lo2 >> 1) + 1u);
+    return sim_colsum_exact(hi, lo, h);
+}
+
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum)
 {
     column_sums(field, w, y0, y1, x0, x1, colsum);

@@ -12,6 +12,18 @@
  * so the same bits, whatever rows and columns each call takes. */
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum);
 
+/* sim_column_sums of all columns into part (w doubles, added to), and the magnitudes of those
+ * rows' cells into the keys *hi2 and *lo2 (the larger and the smaller kept): hi2 the largest of
+ * k = bits + bits (mod 2^32, twice bits & 0x7fffffff), lo2 the least k - 2, where a zero's wraps
+ * to the top (start them at 0 and 0xffffffff). sim_mags_exact then tells from the keys of all
+ * the rows whether partial column sums can be added in any order. */
+void sim_column_sums_mags(const float *field, int w, int y0, int y1, double *part, uint32_t *hi2,
+                          uint32_t *lo2);
+
+/* sim_colsum_exact (sim_rules.h) of the magnitude keys of sim_column_sums_mags over a field of h
+ * rows. */
+int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h);
+
 /* Of cells c0 .. c1 - 1: the largest value into *mx (*mx becomes the larger, NaN never entering;
  * a zero of either sign: the sign is settled over the whole field by sim_max_zero_sign), and the
  * sum modulo 2^64 of their checksum terms sim_checksum_cell(base + i, bits of field[i]) added

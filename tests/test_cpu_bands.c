@@ -4,7 +4,10 @@
  * 3 and 6 threads on worlds whose bands are 1 to 45 rows high, split by the threads' speed
  * (balance()) and at random every step (sim_cpu_scramble_bands), dense and sparse agents (the
  * dense rows and the per-agent sums), all three boundaries; and that the agent cells read back
- * (rebuilt from the occupancy) are distinct and agree with read_cells. */
+ * (rebuilt from the occupancy) are distinct and agree with read_cells. The statistics' column
+ * sums take two ways with several threads (band_stats): the bands' own sums added where
+ * sim_colsum_exact holds, the rows in order where it does not; a world whose noise of 10^-30
+ * spreads its first steps' cells over ~100 binades takes both, checked from the fields. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,12 +21,33 @@
 #include "sim.h"
 #include "sim_backend.h"
 #include "sim_impl.h"
+#include "sim_rules.h"
 
 enum { STEPS = 12 };
 
-/* scramble: not 0, the bands are split at random every step (sim_cpu_scramble_bands). */
-static void run(const sim_scenario *sc, int threads, uint64_t scramble, sim_stats *out)
+/* Whether the w x h field's column sums may be added in any order (sim_colsum_exact of its
+ * magnitudes: the largest, and 2^32 minus the smallest nonzero one). */
+static int field_exact(const float *f, int w, int h)
 {
+    uint32_t hi = 0u, lo = 0u;
+    for (int64_t i = 0; i < (int64_t)w * h; i++) {
+        uint32_t m;
+        memcpy(&m, &f[i], sizeof m);
+        m &= 0x7fffffffu;
+        hi = m > hi ? m : hi;
+        if (m && 0u - m > lo)
+            lo = 0u - m;
+    }
+    return sim_colsum_exact(hi, lo, h);
+}
+
+/* scramble: not 0, the bands are split at random every step (sim_cpu_scramble_bands). exact
+ * (not NULL): after each step, field_exact of the field. */
+static void run(const sim_scenario *sc, int threads, uint64_t scramble, sim_stats *out,
+                int *exact)
+{
+    float *field = malloc((size_t)sc->width * (size_t)sc->height * sizeof *field);
+    assert_non_null(field);
     sim *s = NULL;
     sim_err err = {{0}};
     if (sim_create(sc, sim_cpu_backend(), threads, &s, &err) != SIM_OK)
@@ -33,7 +57,12 @@ static void run(const sim_scenario *sc, int threads, uint64_t scramble, sim_stat
     for (int k = 0; k < STEPS; k++) {
         if (sim_step(s, 1, &out[k]) != SIM_OK)
             fail_msg("sim_step: %s", sim_errmsg(s));
+        if (exact) {
+            assert_int_equal(sim_read_field(s, field), SIM_OK);
+            exact[k] = field_exact(field, sc->width, sc->height);
+        }
     }
+    free(field);
     /* Agent cells: distinct, and each holds its agent. */
     int64_t n = sim_agent_count(s);
     if (n > 0) {
@@ -56,24 +85,18 @@ static void run(const sim_scenario *sc, int threads, uint64_t scramble, sim_stat
     sim_destroy(s);
 }
 
-static void check(int w, int h, int r, double density, int boundary)
+/* Every step's statistics with 2, 3 and 6 threads (bands split by speed and at random) equal to
+ * one thread's; exact (not NULL): field_exact of the one thread's fields. */
+static void check_sc(const sim_scenario *sc, int *exact)
 {
-    sim_scenario sc;
-    sim_scenario_defaults(&sc);
-    sc.width = w;
-    sc.height = h;
-    sc.radius = r;
-    sc.density = density;
-    sc.boundary = boundary;
-    sc.fixed_top = 2.0f;
-    sc.noise = 0.2;
-    sc.seed = 7;
+    const int w = sc->width, h = sc->height, r = sc->radius, boundary = sc->boundary;
+    const double density = sc->density;
     static const int threads[] = {1, 2, 3, 6};
     sim_stats ref[STEPS], got[STEPS];
-    run(&sc, 1, 0, ref);
+    run(sc, 1, 0, ref, exact);
     for (size_t t = 1; t < sizeof threads / sizeof threads[0]; t++)
         for (uint64_t scramble = 0; scramble < 3; scramble++) {
-            run(&sc, threads[t], scramble * 0x9E3779B97F4A7C15ull, got);
+            run(sc, threads[t], scramble * 0x9E3779B97F4A7C15ull, got, NULL);
             for (int k = 0; k < STEPS; k++)
                 if (got[k].checksum != ref[k].checksum ||
                     memcmp(&got[k].field_total, &ref[k].field_total, sizeof(double)) != 0 ||
@@ -91,6 +114,21 @@ static void check(int w, int h, int r, double density, int boundary)
         }
 }
 
+static void check(int w, int h, int r, double density, int boundary)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.width = w;
+    sc.height = h;
+    sc.radius = r;
+    sc.density = density;
+    sc.boundary = boundary;
+    sc.fixed_top = 2.0f;
+    sc.noise = 0.2;
+    sc.seed = 7;
+    check_sc(&sc, NULL);
+}
+
 static void test_band_splits(void **state)
 {
     (void)state;
@@ -100,6 +138,53 @@ static void test_band_splits(void **state)
             check(shapes[s][0], shapes[s][1], 3, 0.3, b);  /* dense rows */
             check(shapes[s][0], shapes[s][1], 5, 0.01, b); /* per-agent sums */
         }
+}
+
+/* A 64 x 48 world at r = 3 for the column sums' tests. */
+static void sums_world(sim_scenario *sc, double density, uint64_t seed)
+{
+    sim_scenario_defaults(sc);
+    sc->width = 64;
+    sc->height = 48;
+    sc->radius = 3;
+    sc->density = density;
+    sc->seed = seed;
+}
+
+/* The column sums both ways (band_stats): a noise of 10^-30 under deposits of 1 leaves the first
+ * steps' fields over too many binades for sim_colsum_exact, and the diffusion brings the later
+ * ones within it. */
+static void test_column_sums_both_ways(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sums_world(&sc, 0.2, 11);
+    sc.init_noise = 1e-30f;
+    int exact[STEPS], yes = 0;
+    check_sc(&sc, exact);
+    for (int k = 0; k < STEPS; k++)
+        yes += exact[k] != 0;
+    if (yes == 0 || yes == STEPS)
+        fail_msg("%d of %d steps with sim_colsum_exact: both ways wanted", yes, STEPS);
+}
+
+/* The rows in order where the order changes the bits: a top edge held at 10^9, so that a
+ * column's sum past its top rows is some 10^9 and its unit in the last place (2^-21 and more)
+ * above the low bits of the cells of ~1 further down: in row order each of those additions
+ * rounds, while a band of those rows adds them exactly and rounds once. Every step fails
+ * sim_colsum_exact; the bands' sums added instead changed field_total. */
+static void test_column_sums_in_order(void **state)
+{
+    (void)state;
+    sim_scenario sc;
+    sums_world(&sc, 0.1, 5);
+    sc.boundary = SIM_BOUNDARY_FIXED;
+    sc.fixed_top = 1e9f;
+    int exact[STEPS];
+    check_sc(&sc, exact);
+    for (int k = 0; k < STEPS; k++)
+        if (exact[k])
+            fail_msg("step %d: sim_colsum_exact holds, the rows in order untested", k + 1);
 }
 
 /* Nearly full worlds: most claims meet other claims and occupied cells. */
@@ -115,6 +200,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_band_splits),
         cmocka_unit_test(test_crowded),
+        cmocka_unit_test(test_column_sums_both_ways),
+        cmocka_unit_test(test_column_sums_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
