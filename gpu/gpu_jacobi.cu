@@ -384,13 +384,6 @@ __device__ __forceinline__ float4 jf_put4(const gpu_jac &p, float4 v, bool dec,
     return v;
 }
 
-/* jf_store's vector path, with the decay (DEC) known: a lane's four cells of a row are all in
- * the tile and grid, or none. TERMS: g is the index of the lane's first cell of the row times
- * the checksum's constant (mod 2^64, so a column left of the grid does no harm): one
- * multiplication a thread, then one 64-bit addition a row. That index is a multiple of 4 (its
- * 16-byte store needs it), so g is even, and cell j's g | 1 is g plus a constant (j G + 1 for
- * even j, j G for odd j) with no carry out of the low word's bit 0: one 64-bit addition, one
- * xor and one wide multiply-add a cell. */
 /* The vector path's map of a thread to a quad (four columns, 4 quad .. 4 quad + 3 of the region)
  * and a row phase (rows K + phase, K + phase + 8, ...). Without the terms a warp takes a row's 32
  * quads (quad = lane, phase = warp). With the terms (WCOLS) a warp takes 8 quads of 4 phases:
@@ -407,6 +400,13 @@ __device__ __forceinline__ void jf_vec_map(int &quad, int &phase)
     phase = WCOLS ? (warp >> 2) * 4 + (lane >> 3) : warp;
 }
 
+/* jf_store's vector path, with the decay (DEC) known: a thread's four cells of a row (its quad,
+ * jf_vec_map<TERMS>) are all in the tile and grid, or none. TERMS: g is the index of the
+ * thread's first cell of the row times the checksum's constant (mod 2^64, so a column left of
+ * the grid does no harm): one multiplication a thread, then one 64-bit addition a row. That index is a multiple of 4 (its
+ * 16-byte store needs it), so g is even, and cell j's g | 1 is g plus a constant (j G + 1 for
+ * even j, j G for odd j) with no carry out of the low word's bit 0: one 64-bit addition, one
+ * xor and one wide multiply-add a cell. */
 template <int K, bool TERMS, bool DEC>
 __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
                                              const float *prev, float *__restrict__ dst, int gx0,
@@ -459,7 +459,7 @@ __device__ __forceinline__ void jf_store_vec(const gpu_jac &p, const float *fin,
  * the residual on the vector path with the terms) to dst, with the decay; with TERMS each cell's
  * checksum term and value into t, its magnitude into mg, the value also into colp (the thread's
  * sum of that column), and the residual into m. Thread mapping: jf_kernel's (a warp a row, 4
- * columns a lane with VEC). */
+ * columns a lane with VEC; the vector path with the terms: jf_vec_map<true>). */
 template <int K, bool TERMS, bool VEC, bool ONE_DECAY = TERMS>
 __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, const float *prev,
                                          float *__restrict__ dst, int gx0, int gy0,
@@ -523,22 +523,23 @@ __device__ __forceinline__ void jf_store(const gpu_jac &p, const float *fin, con
     }
 }
 
-/* The column sums' share of a stored tile (gpu_stats_colsum's d_part): each thread's partial
- * sums of its four columns (colp, from jf_store) go through scr (ROWS x RW doubles of a shared
- * buffer the tile reads no more), then one thread a written column adds the warps' partials and
- * adds that sum into the column's word of part (one atomic addition, no reply awaited). Any
- * order of these additions gives the column sums where they are taken from part
- * (gpu_colsum_exact). Every thread of the block calls it after jf_store. */
-template <int K, bool VEC>
+/* The column sums' share of a stored tile on the scalar path (gpu_stats_colsum's d_part; the
+ * vector path's is jf_colpart_warp): each thread's partial sums of its columns lane + 32 j
+ * (colp, from jf_store) go through scr (ROWS x RW doubles of a shared buffer the tile reads no
+ * more), then one thread a written column adds the warps' partials and adds that sum into the
+ * column's word of part (one atomic addition, no reply awaited). Any order of these additions
+ * gives the column sums where they are taken from part (gpu_colsum_exact). Every thread of the
+ * block calls it after jf_store. */
+template <int K>
 __device__ __forceinline__ void jf_colpart(const gpu_jac &p, const double (&colp)[GPU_JF_RW / 32],
                                            double *scr, int gx0, double *part)
 {
-    constexpr int RW = GPU_JF_RW, HX = jf_hx(K, VEC), ROWS = GPU_JF_THREADS / 32;
+    constexpr int RW = GPU_JF_RW, HX = jf_hx(K, false), ROWS = GPU_JF_THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     __syncthreads(); /* the tile's reads of the buffers are done */
 #pragma unroll
     for (int j = 0; j < RW / 32; j++)
-        scr[warp * RW + (VEC ? 4 * lane + j : lane + 32 * j)] = colp[j];
+        scr[warp * RW + lane + 32 * j] = colp[j];
     __syncthreads();
     for (int c = threadIdx.x; c < RW; c += GPU_JF_THREADS) {
         const int gx = gx0 + c;
@@ -743,7 +744,7 @@ jf_kernel(gpu_jac p, const float *__restrict__ src, float *__restrict__ dst, uns
         if constexpr (VEC)
             jf_colpart_warp<K>(p, colp, gx0, colpart);
         else
-            jf_colpart<K, false>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
+            jf_colpart<K>(p, colp, reinterpret_cast<double *>(buf0), gx0, colpart);
     }
     if (TERMS || res)
         jf_commit<TERMS>(m, res, t, mg, terms, colpart != nullptr);
