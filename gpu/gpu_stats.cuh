@@ -102,9 +102,8 @@ __device__ __forceinline__ void gpu_cell_terms(gpu_terms &t, unsigned long long 
     gpu_cell_terms_g(t, (unsigned)(index_golden >> 32), (unsigned)index_golden | 1u, v);
 }
 
-/* The magnitudes of a fused pass's cells, for sim_colsum_exact, kept as the keys
- * k = bits + bits (mod 2^32: twice bits & 0x7fffffff): hi2 the largest key, lo2 the least
- * k - 2, where a zero's wraps to the top. A cell costs an add, half a three-input max and an
+/* The magnitudes of a fused pass's cells, for sim_colsum_exact, kept as sim_rules.h's keys
+ * (k = bits + bits: hi2 the largest key, lo2 the least k - 2). A cell costs an add, half a three-input max and an
  * add-and-min (Hopper's VIMNMX3 and VIADDMNMX), where the magnitude's mask, the max, a negation
  * and a max cost three and a half. */
 struct gpu_mags {
@@ -136,7 +135,7 @@ __device__ __forceinline__ void gpu_mags_add(gpu_mags &g, float a)
  * (0: only zeros). */
 __device__ __forceinline__ void gpu_put_mags(gpu_mags g, gpu_ctl *ctl)
 {
-    const unsigned hi = g.hi2 >> 1, lo = g.lo2 >= 0xfffffffeu ? 0u : 0u - ((g.lo2 >> 1) + 1u);
+    const unsigned hi = sim_mag_hi_of_keys(g.hi2), lo = sim_mag_lo_of_keys(g.lo2);
     if (hi)
         atomicMax(&ctl->mag_hi, hi);
     if (lo)

@@ -1017,8 +1017,8 @@ static void band_stats(cpu_state *s, const float *field, int t, int bands, float
         lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
     }
     if (sim_mags_exact(hi2, lo2, h)) {
-        const int x0 = t == 0 ? 0 : (int)((int64_t)w * t / bands) & ~7,
-                  x1 = t == bands - 1 ? w : (int)((int64_t)w * (t + 1) / bands) & ~7;
+        int x0, x1;
+        sim_column_share(w, t, bands, &x0, &x1);
         for (int x = x0; x < x1; x++) {
             double c = 0.0;
             for (int b = 0; b < bands; b++)

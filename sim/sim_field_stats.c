@@ -96,8 +96,7 @@ void sim_column_sums_mags(const float *field, int w, int y0, int y1, double *par
 
 int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h)
 {
-    const uint32_t hi = hi2 >> 1, lo = lo2 >= 0xfffffffeu ? 0u : 0u - ((lo2 >> 1) + 1u);
-    return sim_colsum_exact(hi, lo, h);
+    return sim_colsum_exact(sim_mag_hi_of_keys(hi2), sim_mag_lo_of_keys(lo2), h);
 }
 
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum)
@@ -117,6 +116,12 @@ void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, 
  * the maximum and the hashing then read from the first-level cache. */
 #define STATS_BLOCK_FLOATS 8192
 
+void sim_column_share(int w, int k, int nt, int *x0, int *x1)
+{
+    *x0 = k == 0 ? 0 : (int)((int64_t)w * k / nt) & ~7;
+    *x1 = k == nt - 1 ? w : (int)((int64_t)w * (k + 1) / nt) & ~7;
+}
+
 void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int nt,
                      double *colsum, float *mx, uint64_t *sum)
 {
@@ -131,8 +136,8 @@ void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int
         }
         return;
     }
-    const int x0 = k == 0 ? 0 : (int)((int64_t)w * k / nt) & ~7,
-              x1 = k == nt - 1 ? w : (int)((int64_t)w * (k + 1) / nt) & ~7;
+    int x0, x1;
+    sim_column_share(w, k, nt, &x0, &x1);
     for (int x = x0; x < x1; x++)
         colsum[x] = 0.0;
     column_sums(field, w, 0, h, x0, x1, colsum);

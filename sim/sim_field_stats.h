@@ -13,10 +13,9 @@
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum);
 
 /* sim_column_sums of all columns into part (w doubles, added to), and the magnitudes of those
- * rows' cells into the keys *hi2 and *lo2 (the larger and the smaller kept): hi2 the largest of
- * k = bits + bits (mod 2^32, twice bits & 0x7fffffff), lo2 the least k - 2, where a zero's wraps
- * to the top (start them at 0 and 0xffffffff). sim_mags_exact then tells from the keys of all
- * the rows whether partial column sums can be added in any order. */
+ * rows' cells into the keys *hi2 and *lo2 (sim_rules.h's; start them at 0 and 0xffffffff).
+ * sim_mags_exact then tells from the keys of all the rows whether partial column sums can be
+ * added in any order. */
 void sim_column_sums_mags(const float *field, int w, int y0, int y1, double *part, uint32_t *hi2,
                           uint32_t *lo2);
 
@@ -31,9 +30,12 @@ int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h);
 void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
                      uint64_t *sum);
 
+/* Thread k of nt's columns [*x0, *x1) of a w-wide row: even shares that start on multiples of 8
+ * columns (on a 64-byte-aligned row of doubles no two threads write one cache line). */
+void sim_column_share(int w, int k, int nt, int *x0, int *x1);
+
 /* Thread k of nt's share of a w x h field's statistics: the column sums of its share of the
- * columns over every row into colsum (zeroed first; the shares start on multiples of 8 columns,
- * so that on a 64-byte-aligned colsum no two threads write one cache line), and sim_cells_stats
+ * columns (sim_column_share) over every row into colsum (zeroed first), and sim_cells_stats
  * of its even share of the cells. One thread (nt == 1) takes the whole field a block of rows at a
  * time, all three on a block before the next (one pass over memory instead of three). */
 void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int nt,

@@ -275,4 +275,18 @@ SIM_HD int sim_colsum_exact(uint32_t mag_hi, uint32_t mag_lo, int h)
     return emax - emin <= 29 - lg;
 }
 
+/* While the cells are added, both backends keep the magnitudes as keys k = bits + bits (mod
+ * 2^32: twice bits & 0x7fffffff, the sign shifted out): hi2 the largest k, lo2 the least k - 2,
+ * where a zero's wraps to the top (start them at 0 and 0xffffffff). sim_colsum_exact's mag_hi
+ * and mag_lo from them: */
+SIM_HD uint32_t sim_mag_hi_of_keys(uint32_t hi2)
+{
+    return hi2 >> 1;
+}
+
+SIM_HD uint32_t sim_mag_lo_of_keys(uint32_t lo2)
+{
+    return lo2 >= 0xfffffffeu ? 0u : 0u - ((lo2 >> 1) + 1u); /* 0: only zeros */
+}
+
 #endif
