@@ -83,7 +83,8 @@ static float ref_sweep(const sim_scenario *sc, const float *src, float *dst)
 static void test_matches_ghost_ring_reference(void **state)
 {
     (void)state;
-    static const int sizes[][2] = {{1, 1}, {1, 9}, {13, 1}, {2, 2}, {37, 23}, {64, 64}};
+    static const int sizes[][2] = {{1, 1},  {1, 9},  {13, 1}, {2, 2},
+                                   {37, 23}, {64, 64}, {18, 3}, {19, 4}, {100, 7}};
     static const float as[] = {1.0f, 0.5f, 0.123f};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int b = 0; b < 3; b++)
