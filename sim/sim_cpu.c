@@ -81,8 +81,9 @@ enum {
     PROF_W_SENSE, /* barrier before the edges */
     PROF_EDGES,   /* the moves of its edge rows */
     PROF_W_SWEEP, /* barriers before the sweeps */
-    PROF_SWEEP,   /* the sweeps (the deposit and decay folded in) */
-    PROF_STATS,   /* the statistics of its band, their barrier and waits (band_stats) */
+    PROF_SWEEP,   /* the sweeps (the deposit, decay and mostly the statistics of the band's rows
+                     folded in: sweep_rows_stats) */
+    PROF_STATS,   /* the rest of the statistics: band_stats, its barrier and waits */
     PROF_END,     /* from its last work to the region's end on the first thread */
     PROF_PHASES
 };
@@ -849,8 +850,12 @@ void sim_cpu_scramble_bands(void *state, uint64_t seed)
     s->scramble = seed | 1u;
 }
 
-static void band_stats(cpu_state *s, const float *field, int t, int bands, float *mx,
-                       uint64_t *sum);
+static void band_rows_start(cpu_state *s, int t);
+static void band_rows(cpu_state *s, const float *field, int t, int y0, int y1, float *mx,
+                      uint64_t *sum);
+static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t, int decay,
+                              float *mx, uint64_t *sum);
+static void band_stats(cpu_state *s, const float *field, int t, int bands, uint64_t *sum);
 static void stats_finish(cpu_state *s, float mx, uint64_t sum, sim_stats *st);
 
 /* One step with several threads, in one parallel region: each thread keeps its band of rows
@@ -871,6 +876,10 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
         for (int t = 0; t < bands; t++)
             s->bands[t].sums_done = 0;
     float *const field0 = s->field, *const spare0 = s->spare;
+    /* The last sweep takes the band's statistics a block of rows at a time as it goes
+     * (sweep_rows_stats), unless it is the first sweep with the deposit folded in (or there is
+     * none): then band_rows reads the band after it. */
+    const int stats_in_sweep = want_stats && sc->sweeps > 0 && !(sc->sweeps == 1 && s->n > 0);
     if (s->n > 0) {
         ext_in_spare(s); /* the spare buffer is first written by the first sweep, after a barrier */
         place_claims(s->bands, bands);
@@ -897,6 +906,10 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
         }
         float *src = field0, *dst = spare0, r = 0.0f;
         float *dep = s->dep_rows + (int64_t)t * 3 * sc->width;
+        float mx = -INFINITY;
+        uint64_t sum = 0;
+        if (want_stats)
+            band_rows_start(s, t);
         for (int k = 0; k < sc->sweeps; k++) {
             int last = k == sc->sweeps - 1, decay = last && sc->decay > 0.0f;
             int want = want_stats && last;
@@ -904,10 +917,13 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
             prof_mark(s, t, PROF_W_SWEEP);
             /* The deposit is read into the first sweep (no pass of its own): the band reads
              * the field and the final occupancy of its neighbours' edge rows, writes neither. */
-            r = k == 0 && s->n > 0
-                    ? sim_diffuse_sweep_rows_deposit(sc, src, s->occ, sc->deposit, dst, y0, y1,
-                                                     dep, want, decay)
-                    : sim_diffuse_sweep_rows(sc, src, dst, y0, y1, want, decay);
+            if (k == 0 && s->n > 0)
+                r = sim_diffuse_sweep_rows_deposit(sc, src, s->occ, sc->deposit, dst, y0, y1,
+                                                   dep, want, decay);
+            else if (want && stats_in_sweep)
+                r = sweep_rows_stats(s, src, dst, t, decay, &mx, &sum);
+            else
+                r = sim_diffuse_sweep_rows(sc, src, dst, y0, y1, want, decay);
             prof_mark(s, t, PROF_SWEEP);
             float *tmp = src;
             src = dst;
@@ -922,9 +938,9 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
         if (t < SIM_CPU_MAX_BANDS)
             res[t] = r;
         if (want_stats) { /* the band's rows are final: its own last sweep wrote them */
-            float mx = -INFINITY;
-            uint64_t sum = 0;
-            band_stats(s, src, t, bands, &mx, &sum);
+            if (!stats_in_sweep)
+                band_rows(s, src, t, y0, y1, &mx, &sum);
+            band_stats(s, src, t, bands, &sum);
             mxs[t] = mx;
             sums[t] = sum;
             prof_mark(s, t, PROF_STATS);
@@ -982,34 +998,74 @@ static int sums_chunk(int w, int bands)
     return c < 16 ? 16 : c;
 }
 
+/* Band t's own row of column sums, after colsum. */
+static double *band_part(cpu_state *s, int t)
+{
+    return s->colsum + (size_t)(t + 1) * colsum_stride(s->sc.width);
+}
+
+/* Band t's statistics before its rows: its column sums 0, its magnitude keys at their start. */
+static void band_rows_start(cpu_state *s, int t)
+{
+    double *const part = band_part(s, t);
+    for (int x = 0; x < s->sc.width; x++)
+        part[x] = 0.0;
+    s->bands[t].mag_hi2 = 0u;
+    s->bands[t].mag_lo2 = 0xffffffffu;
+}
+
+/* Rows y0 .. y1 - 1 of band t's final field, the band's next rows in order, into its
+ * statistics: their column sums into its row (band_part), their magnitudes into its keys,
+ * their maximum and checksum terms into *mx and *sum (sim_rows_stats). */
+static void band_rows(cpu_state *s, const float *field, int t, int y0, int y1, float *mx,
+                      uint64_t *sum)
+{
+    cpu_band *b = &s->bands[t];
+    sim_rows_stats(field, s->sc.width, y0, y1, 0, band_part(s, t), &b->mag_hi2, &b->mag_lo2, mx,
+                   sum);
+}
+
+/* Output floats a block of sweep_rows_stats: 16 KB, in the first-level cache when band_rows
+ * reads them. */
+#define SWEEP_STATS_FLOATS 4096
+
+/* The last sweep of band t's rows from src into dst with its residual (returned), and their
+ * statistics (band_rows) a block of rows at a time right after the sweep wrote them, from the
+ * first-level cache: read after the whole band they came from the second level, ~2 us of the
+ * ~9 us a step that the statistics of the default scenario's bands took on 16 threads. */
+static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t, int decay,
+                              float *mx, uint64_t *sum)
+{
+    const int w = s->sc.width, y0 = s->ybound[t], y1 = s->ybound[t + 1];
+    const int rows = w < SWEEP_STATS_FLOATS ? SWEEP_STATS_FLOATS / w : 1;
+    float r = 0.0f;
+    for (int y = y0; y < y1; y += rows) {
+        const int yb = y1 - y < rows ? y1 : y + rows;
+        const float ry = sim_diffuse_sweep_rows(&s->sc, src, dst, y, yb, 1, decay);
+        r = ry > r ? ry : r;
+        band_rows(s, dst, t, y, yb, mx, sum);
+    }
+    return r;
+}
+
 /* Band t's statistics of the w x h field `field`, at the end of the step's parallel region
- * (step_bands: `bands` threads, one a band, right after the thread's last sweep; every sums_done
- * zeroed before it). First, with no waiting: its rows' column sums (from 0, in row order) into a
- * row of its own after colsum, with their magnitudes (sim_column_sums_mags), the maximum and the
- * checksum terms of its cells into *mx and *sum, and those of its share of the agents (the t-th
- * of `bands` even shares by id). Then a barrier, and where the magnitudes of all the bands pass
- * sim_colsum_exact (the column sums are then exact in any order: README, "The statistics,
- * exactly"), the thread adds the bands' sums of its share of the columns; otherwise the bands add
- * their rows to the columns in row order, a chunk of columns at a time once the band above has
- * added its rows to that chunk (band 0 starts the chunk from 0): the same additions in the same
- * order per column as sim_column_sums over all rows. Either way each thread reads only the rows
- * it swept last, still in its core's caches (a split by columns read the other bands' rows from
- * theirs: ~0.12 ms a step of the default scenario on two threads). The chain alone made the
- * bands wait for each other: on 16 threads band 15 waited ~35 us a step of the default scenario
- * for its first chunk. The maximum and the sum modulo 2^64 are the same in any order. */
-static void band_stats(cpu_state *s, const float *field, int t, int bands, float *mx,
-                       uint64_t *sum)
+ * (step_bands: `bands` threads, one a band, after band_rows has taken all its rows; every
+ * sums_done zeroed before it). First, with no waiting, the checksum terms of its share of the
+ * agents (the t-th of `bands` even shares by id) into *sum. Then a barrier, and where the
+ * magnitudes of all the bands pass sim_colsum_exact (the column sums are then exact in any
+ * order: README, "The statistics, exactly"), the thread adds the bands' own column sums
+ * (band_part) of its share of the columns; otherwise the bands add their rows to the columns in
+ * row order, a chunk of columns at a time once the band above has added its rows to that chunk
+ * (band 0 starts the chunk from 0): the same additions in the same order per column as
+ * sim_column_sums over all rows. Either way each thread reads only the rows it swept last, still
+ * in its core's caches (a split by columns read the other bands' rows from theirs: ~0.12 ms a
+ * step of the default scenario on two threads). The chain alone made the bands wait for each
+ * other: on 16 threads band 15 waited ~35 us a step of the default scenario for its first
+ * chunk. The maximum and the sum modulo 2^64 are the same in any order. */
+static void band_stats(cpu_state *s, const float *field, int t, int bands, uint64_t *sum)
 {
     const int w = s->sc.width, h = s->sc.height, y0 = s->ybound[t], y1 = s->ybound[t + 1];
-    const size_t stride = colsum_stride(w);
-    double *const part = s->colsum + (size_t)(t + 1) * stride;
     uint32_t hi2 = 0u, lo2 = 0xffffffffu;
-    for (int x = 0; x < w; x++)
-        part[x] = 0.0;
-    sim_column_sums_mags(field, w, y0, y1, part, &hi2, &lo2);
-    s->bands[t].mag_hi2 = hi2;
-    s->bands[t].mag_lo2 = lo2;
-    sim_cells_stats(field, (int64_t)y0 * w, (int64_t)y1 * w, 0, mx, sum);
     *sum += agent_terms(s->pos, s->n * t / bands, s->n * (t + 1) / bands);
 #pragma omp barrier
     for (int b = 0; b < bands; b++) {
@@ -1022,7 +1078,7 @@ static void band_stats(cpu_state *s, const float *field, int t, int bands, float
         for (int x = x0; x < x1; x++) {
             double c = 0.0;
             for (int b = 0; b < bands; b++)
-                c += s->colsum[(size_t)(b + 1) * stride + (size_t)x];
+                c += band_part(s, b)[x];
             s->colsum[x] = c;
         }
         return;

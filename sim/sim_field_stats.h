@@ -30,6 +30,12 @@ int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h);
 void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
                      uint64_t *sum);
 
+/* sim_column_sums_mags of rows y0 .. y1 - 1 into part, and sim_cells_stats of the same cells
+ * (c0 = y0 w, c1 = y1 w) into *mx and *sum: the same results, in one pass over the cells where
+ * the processor has AVX-512F, in two elsewhere. */
+void sim_rows_stats(const float *field, int w, int y0, int y1, uint64_t base, double *part,
+                    uint32_t *hi2, uint32_t *lo2, float *mx, uint64_t *sum);
+
 /* Thread k of nt's columns [*x0, *x1) of a w-wide row: even shares that start on multiples of 8
  * columns (on a 64-byte-aligned row of doubles no two threads write one cache line). */
 void sim_column_share(int w, int k, int nt, int *x0, int *x1);

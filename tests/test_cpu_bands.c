@@ -7,7 +7,9 @@
  * (rebuilt from the occupancy) are distinct and agree with read_cells. The statistics' column
  * sums take two ways with several threads (band_stats): the bands' own sums added where
  * sim_colsum_exact holds, the rows in order where it does not; a world whose noise of 10^-30
- * spreads its first steps' cells over ~100 binades takes both, checked from the fields. */
+ * spreads its first steps' cells over ~100 binades takes both, checked from the fields. The
+ * band's rows' statistics are taken in blocks by the last sweep or after the sweeps: 0 to 3
+ * sweeps on a world wide enough for several blocks a band. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,6 +189,28 @@ static void test_column_sums_in_order(void **state)
             fail_msg("step %d: sim_colsum_exact holds, the rows in order untested", k + 1);
 }
 
+/* The statistics where the band's rows are taken: in blocks as the last sweep writes them
+ * (sweep_rows_stats: 1,100 columns make blocks of 3 rows, several a band), or after the sweeps
+ * where the last sweep is the one with the deposit (1 sweep) or there is none (0, with decay and
+ * without); each with the column sums both ways (a noise of 10^-30, as above). */
+static void test_statistics_in_the_sweep(void **state)
+{
+    (void)state;
+    static const int sweeps[] = {0, 1, 2, 3};
+    for (size_t k = 0; k < sizeof sweeps / sizeof sweeps[0]; k++)
+        for (int tiny = 0; tiny < 2; tiny++) {
+            sim_scenario sc;
+            sums_world(&sc, 0.1, 3 + k);
+            sc.width = 1100;
+            sc.height = 40;
+            sc.sweeps = sweeps[k];
+            sc.decay = k == 0 && tiny ? 0.0f : 0.01f;
+            if (tiny)
+                sc.init_noise = 1e-30f;
+            check_sc(&sc, NULL);
+        }
+}
+
 /* Nearly full worlds: most claims meet other claims and occupied cells. */
 static void test_crowded(void **state)
 {
@@ -202,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_crowded),
         cmocka_unit_test(test_column_sums_both_ways),
         cmocka_unit_test(test_column_sums_in_order),
+        cmocka_unit_test(test_statistics_in_the_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
