@@ -191,7 +191,13 @@ __attribute__((target("avx512f"))) static void rows_stats_avx512(
     *lo2 = (uint32_t)_mm512_reduce_min_epu32(lo);
     const float t = _mm512_reduce_max_ps(top);
     *mx = t > *mx ? t : *mx;
-    *sum += (uint64_t)_mm512_reduce_add_epi64(acc);
+    /* the lanes added as unsigned (the header's _mm512_reduce_add_epi64 adds signed long longs,
+     * whose wrap-around is undefined behaviour) */
+    uint64_t lanes[8], terms = 0;
+    _mm512_storeu_si512(lanes, acc);
+    for (int k = 0; k < 8; k++)
+        terms += lanes[k];
+    *sum += terms;
 }
 #endif
 
