@@ -65,15 +65,17 @@ wait $P
 rc=$?
 [ $rc = 143 ] || fail "resume after kill -9: exit $rc (a stale lock?)"
 # two resumes of one checkpoint at once: exactly one runs, the other is refused, and stats.csv
-# has no duplicated rows
-"$H" run "${small[@]}" --steps 40 --stats-every 1 --out "$T/r" || fail "run r"
+# has no duplicated rows. The resumed run is long enough (~1,000 steps, a few tenths of a second)
+# that the second process starts while the first holds the lock: with 20 steps the first could
+# be done before the second had started, and both ran.
+"$H" run "${small[@]}" --steps 1000 --stats-every 1 --out "$T/r" || fail "run r"
 cp -r "$T/r" "$T/r_ref"
 "$H" run "${small[@]}" --steps 20 --stats-every 1 --checkpoint-every 20 --out "$T/r2" ||
     fail "run r2"
 ok=0 refused=0
-"$H" run --backend cpu --quiet --resume "$T/r2/checkpoint.hzc" --steps 40 2>"$T/e1" &
+"$H" run --backend cpu --quiet --resume "$T/r2/checkpoint.hzc" --steps 1000 2>"$T/e1" &
 P1=$!
-"$H" run --backend cpu --quiet --resume "$T/r2/checkpoint.hzc" --steps 40 2>"$T/e2" &
+"$H" run --backend cpu --quiet --resume "$T/r2/checkpoint.hzc" --steps 1000 2>"$T/e2" &
 P2=$!
 for p in $P1 $P2; do
     wait $p
