@@ -63,7 +63,7 @@ typedef struct cpu_band {
     int64_t moved;     /* moves its thread made in the last step */
     int64_t up, down;  /* of those, moves out of the band: into the row above it, below it */
     int sums_done;     /* statistics: column chunks whose sums have the band's rows added */
-    uint32_t mag_hi2, mag_lo2; /* statistics: its rows' magnitude keys (sim_column_sums_mags) */
+    uint32_t mag_hi2, mag_lo2; /* statistics: its rows' magnitude keys (sim_rows_stats) */
     /* to 64 bytes: each band's sums_done on a cache line of its own, written by its thread and
      * read by the band below only */
     char pad[64 - 5 * sizeof(int64_t) - sizeof(int) - 2 * sizeof(uint32_t)];

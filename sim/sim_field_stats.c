@@ -97,10 +97,14 @@ SIM_CLONES static void column_sums_mags(const float *restrict field, int w, int 
     *lo2 = lo;
 }
 
-void sim_column_sums_mags(const float *field, int w, int y0, int y1, double *part, uint32_t *hi2,
-                          uint32_t *lo2)
+/* The maximum and the checksum terms of cells c0 .. c1 - 1 into *mx and *sum, as
+ * sim_rows_stats's. */
+static void cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
+                        uint64_t *sum)
 {
-    column_sums_mags(field, w, y0, y1, part, hi2, lo2);
+    const float m = cells_max(field, c0, c1);
+    *mx = m > *mx ? m : *mx;
+    *sum += cell_terms(field, c0, c1, base);
 }
 
 int sim_mags_exact(uint32_t hi2, uint32_t lo2, int h)
@@ -211,20 +215,12 @@ void sim_rows_stats(const float *field, int w, int y0, int y1, uint64_t base, do
     }
 #endif
     column_sums_mags(field, w, y0, y1, part, hi2, lo2);
-    sim_cells_stats(field, (int64_t)y0 * w, (int64_t)y1 * w, base, mx, sum);
+    cells_stats(field, (int64_t)y0 * w, (int64_t)y1 * w, base, mx, sum);
 }
 
 void sim_column_sums(const float *field, int w, int y0, int y1, int x0, int x1, double *colsum)
 {
     column_sums(field, w, y0, y1, x0, x1, colsum);
-}
-
-void sim_cells_stats(const float *field, int64_t c0, int64_t c1, uint64_t base, float *mx,
-                     uint64_t *sum)
-{
-    const float m = cells_max(field, c0, c1);
-    *mx = m > *mx ? m : *mx;
-    *sum += cell_terms(field, c0, c1, base);
 }
 
 /* Rows a block of the one-thread statistics: about 32 KB of the field, which sim_rows_stats's
@@ -257,7 +253,7 @@ void sim_field_share(const float *field, int w, int h, uint64_t base, int k, int
         colsum[x] = 0.0;
     column_sums(field, w, 0, h, x0, x1, colsum);
     const int64_t cells = (int64_t)w * h;
-    sim_cells_stats(field, cells * k / nt, cells * (k + 1) / nt, base, mx, sum);
+    cells_stats(field, cells * k / nt, cells * (k + 1) / nt, base, mx, sum);
 }
 
 double sim_column_total(const double *colsum, int w)
