@@ -95,6 +95,22 @@ typedef struct cpu_clock {
     char pad[64 - (PROF_PHASES + 2) * sizeof(double) % 64];
 } cpu_clock;
 
+/* A step's statistics finished in the next step's region (step_bands): its column sums from the
+ * bands' own and its agents' checksum terms, taken in chunks by the threads that wait at that
+ * step's barriers. The counters each on a cache line of their own. */
+typedef struct cpu_later {
+    int pending;      /* the step before left them */
+    int exact;        /* band_stats: whether this step's keys passed sim_colsum_exact */
+    int guess;        /* whether the last statistics' keys passed it (1 at create) */
+    sim_stats *out;   /* that step's row: its field_total, field_mean and checksum to come */
+    uint64_t sum;     /* its cells' checksum terms */
+    char pad0[64 - 3 * sizeof(int) - sizeof(sim_stats *) - sizeof(uint64_t)];
+    int64_t terms_next; /* the first agent whose term no thread has taken */
+    char pad1[64 - sizeof(int64_t)];
+    int cols_next;    /* the first column chunk no thread has taken */
+    char pad2[64 - sizeof(int)];
+} cpu_later;
+
 typedef struct cpu_state {
     sim_scenario sc;
     int threads;
@@ -117,6 +133,7 @@ typedef struct cpu_state {
     double *colsum;         /* width, for the field total: colsum_mem from a 64-byte boundary;
                                then a row of colsum_stride(width) a band (band_stats) */
     double *colsum_mem;     /* colsum_rows(bands) colsum_stride(width) + 7 */
+    cpu_later later;
     sim_disk disk;
     uint64_t threshold;
     int *ybound;            /* bands + 1: band t is rows [ybound[t], ybound[t + 1]) */
@@ -244,10 +261,11 @@ static size_t colsum_stride(int w)
     return ((size_t)w + 7) & ~(size_t)7;
 }
 
-/* Rows of column sums: the field's, and with several bands one of each band's own (band_stats). */
+/* Rows of column sums: the field's, and with several bands one of each band's own (band_stats)
+ * and one for the sums of the step before (finish_chunk). */
 static size_t colsum_rows(int bands)
 {
-    return 1 + (bands > 1 ? (size_t)bands : 0);
+    return 1 + (bands > 1 ? (size_t)bands + 1 : 0);
 }
 
 void sim_cpu_memory(const sim_scenario *sc, int threads, sim_mem *out)
@@ -421,6 +439,7 @@ static int cpu_create(const sim_scenario *sc, const float *field, const uint32_t
         s->occ[agents[i]] = (int32_t)i;
     }
     sim_disk_init(&s->disk, sc->radius);
+    s->later.guess = 1;
     s->threshold = sim_noise_threshold(sc->noise);
     *out = s;
     return SIM_OK;
@@ -682,7 +701,11 @@ static int64_t resolve_edges(cpu_state *s, int y0, int y1, const cpu_entry *e, i
 /* The band's part of the agents' phase: sense, claim and the moves of sources inside the band
  * (sense_rows), then, once every band is there (barrier), the moves of its edge rows. Inside a
  * parallel region of `bands` threads, or alone with bands == 1. */
-static void agents_band(cpu_state *s, int64_t step, int t, int bands)
+static void finish_columns(cpu_state *s, int bands);
+
+/* finish: the step before's column sums to finish (finish_columns) while the band waits for the
+ * others to sense. */
+static void agents_band(cpu_state *s, int64_t step, int t, int bands, int finish)
 {
     const int w = s->sc.width;
     const int y0 = s->ybound[t], y1 = s->ybound[t + 1];
@@ -694,6 +717,10 @@ static void agents_band(cpu_state *s, int64_t step, int t, int bands)
     int shared = bands > 1;
     int64_t moved = sense_rows(s, step, y0, y1, ring, e, starts, shared, &ne);
     prof_mark(s, t, PROF_SENSE);
+    if (finish) {
+        finish_columns(s, bands);
+        prof_mark(s, t, PROF_STATS);
+    }
     if (shared) {
 #pragma omp barrier
     }
@@ -728,7 +755,7 @@ static int64_t step_alone(cpu_state *s, int64_t step, int want_residual, float *
         ext_in_spare(s);
         sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, 0, h);
         prof_mark(s, 0, PROF_BUILD);
-        agents_band(s, step, 0, 1);
+        agents_band(s, step, 0, 1, 0);
         if (sc->sweeps == 0)
             deposit_rows(s, 0, h);
         moved = s->bands[0].moved; /* one band: its agents are all n, its first entry 0 */
@@ -857,22 +884,50 @@ static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t,
                               float *mx, uint64_t *sum);
 static void band_stats(cpu_state *s, const float *field, int t, int bands, uint64_t *sum);
 static void stats_finish(cpu_state *s, float mx, uint64_t sum, sim_stats *st);
+static uint64_t finish_terms(cpu_state *s);
+static double *later_sums(cpu_state *s);
+static void stats_later(cpu_state *s, int bands, float mx, uint64_t sum, sim_stats *st);
+
+/* Whether a step's statistics can be left to the next step's region: it has agents, so its
+ * threads wait at a barrier after the prefix rows (finish_terms) and after sensing
+ * (finish_columns), before any agent moves and before the sweeps write the bands' own sums. */
+static int later_ok(const cpu_state *s, int bands)
+{
+    return s->n > 0 && bands > 1;
+}
 
 /* One step with several threads, in one parallel region: each thread keeps its band of rows
  * (ybound) through every phase (prefix rows, agents, deposit, each sweep, with want_stats the
  * statistics into *st: band_stats, then stats_finish after the region), with a barrier
  * wherever a phase reads what a neighbouring band wrote in the one before. One region instead of
  * one per phase: with the passive wait policy (app/main.c) each region start wakes every
- * thread, a few tens of microseconds that a 2048^2 step on 16 threads (a few ms) would feel. */
-static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *residual,
+ * thread, a few tens of microseconds that a 2048^2 step on 16 threads (a few ms) would feel.
+ *
+ * later (the caller steps again next, in the same sim_step_batch), with agents and the last
+ * statistics' keys passing sim_colsum_exact: the statistics end with the bands' own rows
+ * (band_rows), and the next step's region finishes them (stats_later): the threads that wait at
+ * its barrier after the prefix rows take the agents' checksum terms (finish_terms), those that
+ * wait after sensing add up the bands' own column sums (finish_columns). On the device host's
+ * 16 threads (HORIZON_CPU_PROFILE, the bench's 512^2 world, ~0.23 ms a step) the statistics'
+ * barrier, terms and additions took 9.9 us a step, and 3.2 us left to the next step (the wait
+ * at the region's end 2.8 us, then 5.2). The batch's last step never leaves its own. */
+static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, int later, float *residual,
                           sim_stats *st)
 {
     const sim_scenario *sc = &s->sc;
     const int h = sc->height;
     const int bands = step_threads(s->threads, h);
     float res[SIM_CPU_MAX_BANDS], mxs[SIM_CPU_MAX_BANDS];
-    uint64_t sums[SIM_CPU_MAX_BANDS];
-    if (want_stats)
+    uint64_t sums[SIM_CPU_MAX_BANDS], terms[SIM_CPU_MAX_BANDS];
+    /* finish: this region completes the step before's statistics. later: this step's are
+     * completed by the next one's (the caller runs it; the last guess passed). */
+    const int finish = s->later.pending;
+    later = later && want_stats && s->later.guess && later_ok(s, bands);
+    if (finish) {
+        s->later.terms_next = 0;
+        s->later.cols_next = 0;
+    }
+    if (want_stats && !later)
         for (int t = 0; t < bands; t++)
             s->bands[t].sums_done = 0;
     float *const field0 = s->field, *const spare0 = s->spare;
@@ -891,12 +946,17 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
         s->clk[t].last = start;
         s->clk[t].busy = 0.0;
         prof_mark(s, t, PROF_START);
+        uint64_t term = 0;
         if (s->n > 0) {
             sim_hz_ext_build32_rows(&s->ext, s->field, s->rowmax, y0, y1);
             prof_mark(s, t, PROF_BUILD);
+            if (finish) { /* before any agent moves */
+                term = finish_terms(s);
+                prof_mark(s, t, PROF_STATS);
+            }
 #pragma omp barrier
             prof_mark(s, t, PROF_W_BUILD);
-            agents_band(s, step, t, bands);
+            agents_band(s, step, t, bands, finish);
             if (sc->sweeps == 0) {
 #pragma omp barrier
                 prof_mark(s, t, PROF_W_SWEEP);
@@ -935,12 +995,15 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
                 src[c] = src[c] * keep;
             prof_mark(s, t, PROF_SWEEP);
         }
-        if (t < SIM_CPU_MAX_BANDS)
+        if (t < SIM_CPU_MAX_BANDS) {
             res[t] = r;
+            terms[t] = term;
+        }
         if (want_stats) { /* the band's rows are final: its own last sweep wrote them */
             if (!stats_in_sweep)
                 band_rows(s, src, t, y0, y1, &mx, &sum);
-            band_stats(s, src, t, bands, &sum);
+            if (!later)
+                band_stats(s, src, t, bands, &sum);
             mxs[t] = mx;
             sums[t] = sum;
             prof_mark(s, t, PROF_STATS);
@@ -957,6 +1020,17 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
     *residual = 0.0f;
     for (int t = 0; t < bands && t < SIM_CPU_MAX_BANDS; t++)
         *residual = res[t] > *residual ? res[t] : *residual;
+    if (finish) { /* the step before's row, from finish_terms and finish_columns */
+        cpu_later *l = &s->later;
+        uint64_t sum = l->sum;
+        for (int t = 0; t < bands; t++)
+            sum += terms[t];
+        const double total = sim_column_total(later_sums(s), sc->width);
+        l->out->field_total = total;
+        l->out->field_mean = total / (double)s->cells;
+        l->out->checksum = sum;
+        l->pending = 0;
+    }
     if (want_stats) {
         float mx = -INFINITY;
         uint64_t sum = 0;
@@ -964,7 +1038,12 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, float *res
             mx = mxs[t] > mx ? mxs[t] : mx;
             sum += sums[t];
         }
-        stats_finish(s, mx, sum, st);
+        if (later)
+            stats_later(s, bands, mx, sum, st);
+        else {
+            s->later.guess = s->later.exact;
+            stats_finish(s, mx, sum, st);
+        }
     }
     /* The bands' agents for the next step: each move out of a band went into the band above or
      * below it (a target is at most a row away; the first band's above is the last). */
@@ -1049,8 +1128,8 @@ static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t,
 }
 
 /* Band t's statistics of the w x h field `field`, at the end of the step's parallel region
- * (step_bands: `bands` threads, one a band, after band_rows has taken all its rows; every
- * sums_done zeroed before it). First, with no waiting, the checksum terms of its share of the
+ * where they are not left to the next step (step_bands: `bands` threads, one a band, after
+ * band_rows has taken all its rows; every sums_done zeroed before it). First, with no waiting, the checksum terms of its share of the
  * agents (the t-th of `bands` even shares by id) into *sum. Then a barrier, and where the
  * magnitudes of all the bands pass sim_colsum_exact (the column sums are then exact in any
  * order: README, "The statistics, exactly"), the thread adds the bands' own column sums
@@ -1072,7 +1151,10 @@ static void band_stats(cpu_state *s, const float *field, int t, int bands, uint6
         hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
         lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
     }
-    if (sim_mags_exact(hi2, lo2, h)) {
+    const int exact = sim_mags_exact(hi2, lo2, h);
+    if (t == 0)
+        s->later.exact = exact;
+    if (exact) {
         int x0, x1;
         sim_column_share(w, t, bands, &x0, &x1);
         for (int x = x0; x < x1; x++) {
@@ -1098,6 +1180,97 @@ static void band_stats(cpu_state *s, const float *field, int t, int bands, uint6
         sim_column_sums(field, w, y0, y1, x0, x1, s->colsum);
         __atomic_store_n(&s->bands[t].sums_done, j + 1, __ATOMIC_RELEASE);
     }
+}
+
+/* The row of column sums that finish_columns fills: after the bands' own. */
+static double *later_sums(cpu_state *s)
+{
+    const int bands = step_threads(s->threads, s->sc.height);
+    return s->colsum + (size_t)(bands + 1) * colsum_stride(s->sc.width);
+}
+
+/* Agents a chunk of finish_terms. */
+#define LATER_TERMS 1024
+
+/* The checksum terms of the step before's agents (their cells unchanged until this step's
+ * agents move), a chunk at a time from one counter until none is left: the threads done with
+ * their prefix rows first take most of them. Their sum. */
+static uint64_t finish_terms(cpu_state *s)
+{
+    uint64_t sum = 0;
+    for (;;) {
+        const int64_t a = __atomic_fetch_add(&s->later.terms_next, LATER_TERMS, __ATOMIC_RELAXED);
+        if (a >= s->n)
+            return sum;
+        sum += agent_terms(s->pos, a, s->n - a < LATER_TERMS ? s->n : a + LATER_TERMS);
+    }
+}
+
+/* The step before's column sums (its keys passed sim_colsum_exact: exact in any order) from the
+ * bands' own (band_part, rewritten only by this step's sweeps) into later_sums, a chunk of
+ * columns at a time from one counter until none is left: the threads done sensing first take
+ * most of them. */
+static void finish_columns(cpu_state *s, int bands)
+{
+    const int w = s->sc.width, chunk = sums_chunk(w, bands);
+    double *const out = later_sums(s);
+    for (;;) {
+        const int x0 = __atomic_fetch_add(&s->later.cols_next, chunk, __ATOMIC_RELAXED);
+        if (x0 >= w)
+            return;
+        const int x1 = w - x0 < chunk ? w : x0 + chunk;
+        for (int x = x0; x < x1; x++) {
+            double c = 0.0;
+            for (int b = 0; b < bands; b++)
+                c += band_part(s, b)[x];
+            out[x] = c;
+        }
+    }
+}
+
+/* The column sums of the final field in row order (each thread a share of the columns: the
+ * same additions in the same order per column as sim_column_sums over all rows) into colsum,
+ * and the agents' checksum terms, returned: a step's statistics left to the next step whose
+ * keys failed sim_colsum_exact. */
+static uint64_t sums_in_order(cpu_state *s, int bands)
+{
+    const int w = s->sc.width, h = s->sc.height;
+    uint64_t sum = 0;
+#pragma omp parallel num_threads(bands) reduction(+ : sum)
+    {
+        const int k = omp_get_thread_num(), nt = omp_get_num_threads();
+        int x0, x1;
+        sim_column_share(w, k, nt, &x0, &x1);
+        for (int x = x0; x < x1; x++)
+            s->colsum[x] = 0.0;
+        sim_column_sums(s->field, w, 0, h, x0, x1, s->colsum);
+        sum += agent_terms(s->pos, s->n * k / nt, s->n * (k + 1) / nt);
+    }
+    return sum;
+}
+
+/* A step's row of statistics to be finished by the next step's region (step_bands' `later`):
+ * its maximum now, and where the bands' keys pass sim_colsum_exact its field_total, field_mean
+ * and checksum left pending (the cells' terms, sum, kept); where they fail (the guess from the
+ * last statistics was wrong), everything now, in row order, and the next statistics by
+ * band_stats. */
+static void stats_later(cpu_state *s, int bands, float mx, uint64_t sum, sim_stats *st)
+{
+    uint32_t hi2 = 0u, lo2 = 0xffffffffu;
+    for (int b = 0; b < bands; b++) {
+        hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
+        lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
+    }
+    if (sim_mags_exact(hi2, lo2, s->sc.height)) {
+        st->field_max = sim_max_zero_sign(s->field, s->cells, mx);
+        s->later.pending = 1;
+        s->later.out = st;
+        s->later.sum = sum;
+        return;
+    }
+    s->later.guess = 0;
+    sum += sums_in_order(s, bands);
+    stats_finish(s, mx, sum, st);
 }
 
 /* Thread t of `threads`' share of the statistics outside the step's bands (one thread, or a
@@ -1146,22 +1319,28 @@ static void field_stats(cpu_state *s, sim_stats *st)
     stats_finish(s, mx, sum, st);
 }
 
-static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+/* One step; later: the caller's next call is the next step, which may finish this one's
+ * statistics (step_bands). */
+static void step_one(cpu_state *s, int64_t step, int want_stats, int later, sim_stats *st)
 {
-    (void)err;
-    cpu_state *s = p;
     float residual = 0.0f;
     if (step_threads(s->threads, s->sc.height) == 1) {
         st->moved = step_alone(s, step, want_stats, &residual);
         if (want_stats)
             field_stats(s, st);
     } else { /* the statistics in the step's own parallel region */
-        st->moved = step_bands(s, step, want_stats, &residual, st);
+        st->moved = step_bands(s, step, want_stats, later, &residual, st);
     }
     st->step = step + 1;
     st->agents = s->n;
     if (want_stats)
         st->residual = residual;
+}
+
+static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_err *err)
+{
+    (void)err;
+    step_one(p, step, want_stats, 0, st);
     return SIM_OK;
 }
 
@@ -1169,11 +1348,11 @@ static int cpu_step(void *p, int64_t step, int want_stats, sim_stats *st, sim_er
 static int cpu_step_batch(void *p, int64_t step, int n, const uint8_t *want_stats, sim_stats *out,
                           sim_err *err)
 {
-    for (int k = 0; k < n; k++) {
-        int rc = cpu_step(p, step + k, want_stats && want_stats[k], &out[k], err);
-        if (rc != SIM_OK)
-            return rc;
-    }
+    (void)err;
+    /* Every step but the last may leave its statistics to the next (step_bands): none is
+     * pending when the batch returns. */
+    for (int k = 0; k < n; k++)
+        step_one(p, step + k, want_stats && want_stats[k], k + 1 < n, &out[k]);
     return SIM_OK;
 }
 

@@ -52,14 +52,15 @@ static size_t requested_by_create(const sim_scenario *sc, int threads)
  * row offset, maximum and claims' start; once, the zero row in each buffer and the offsets of
  * the 2r + 2 rows around the grid, the column sums; per thread 3 dense rows of int64 (columns
  * -1 .. w), 3 deposited rows of floats, a start and its band's counts, and with several threads
- * a row of its band's column sums (doubles, the width to whole cache lines). */
+ * a row of its band's column sums (doubles, the width to whole cache lines), and then one more
+ * (a step's column sums finished by the next step). */
 static size_t rows_and_threads(int w, int h, int r, int bands)
 {
     size_t b = (size_t)h * (2 * (2 * (size_t)r + 3) * 4 + 8 + 4 + 4);
     b += 2 * ((size_t)w + 2 * (size_t)r + 3) * 4 + (2 * (size_t)r + 2) * 8 + (size_t)w * 8;
     b += (size_t)bands * (3 * ((size_t)w + 2) * 8 + 3 * (size_t)w * 4 + 4 + 5 * 8);
     if (bands > 1)
-        b += (size_t)bands * (((size_t)w + 7) & ~(size_t)7) * 8;
+        b += ((size_t)bands + 1) * (((size_t)w + 7) & ~(size_t)7) * 8;
     return b;
 }
 
