@@ -100,11 +100,10 @@ typedef struct cpu_clock {
  * step's barriers. The counters each on a cache line of their own. */
 typedef struct cpu_later {
     int pending;      /* the step before left them */
-    int exact;        /* band_stats: whether this step's keys passed sim_colsum_exact */
-    int guess;        /* whether the last statistics' keys passed it (1 at create) */
+    int guess;        /* whether the last statistics' keys passed sim_colsum_exact (1 at create) */
     sim_stats *out;   /* that step's row: its field_total, field_mean and checksum to come */
     uint64_t sum;     /* its cells' checksum terms */
-    char pad0[64 - 3 * sizeof(int) - sizeof(sim_stats *) - sizeof(uint64_t)];
+    char pad0[64 - 2 * sizeof(int) - sizeof(sim_stats *) - sizeof(uint64_t)];
     int64_t terms_next; /* the first agent whose term no thread has taken */
     char pad1[64 - sizeof(int64_t)];
     int cols_next;    /* the first column chunk no thread has taken */
@@ -262,7 +261,7 @@ static size_t colsum_stride(int w)
 }
 
 /* Rows of column sums: the field's, and with several bands one of each band's own (band_stats)
- * and one for the sums of the step before (finish_chunk). */
+ * and one for the sums of the step before (finish_columns). */
 static size_t colsum_rows(int bands)
 {
     return 1 + (bands > 1 ? (size_t)bands + 1 : 0);
@@ -887,6 +886,8 @@ static void stats_finish(cpu_state *s, float mx, uint64_t sum, sim_stats *st);
 static uint64_t finish_terms(cpu_state *s);
 static double *later_sums(cpu_state *s);
 static void stats_later(cpu_state *s, int bands, float mx, uint64_t sum, sim_stats *st);
+static int bands_exact(const cpu_state *s, int bands);
+static void field_stats(cpu_state *s, sim_stats *st);
 
 /* Whether a step's statistics can be left to the next step's region: it has agents, so its
  * threads wait at a barrier after the prefix rows (finish_terms) and after sensing
@@ -1041,7 +1042,7 @@ static int64_t step_bands(cpu_state *s, int64_t step, int want_stats, int later,
         if (later)
             stats_later(s, bands, mx, sum, st);
         else {
-            s->later.guess = s->later.exact;
+            s->later.guess = bands_exact(s, bands);
             stats_finish(s, mx, sum, st);
         }
     }
@@ -1104,6 +1105,29 @@ static void band_rows(cpu_state *s, const float *field, int t, int y0, int y1, f
                    sum);
 }
 
+/* Whether the magnitude keys of all the bands' rows pass sim_colsum_exact: the bands' own
+ * column sums then add up in any order to the column sums in row order. */
+static int bands_exact(const cpu_state *s, int bands)
+{
+    uint32_t hi2 = 0u, lo2 = 0xffffffffu;
+    for (int b = 0; b < bands; b++) {
+        hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
+        lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
+    }
+    return sim_mags_exact(hi2, lo2, s->sc.height);
+}
+
+/* out[x] for x in [x0, x1): the bands' own column sums (band_part) added up, in band order. */
+static void add_parts(cpu_state *s, int bands, int x0, int x1, double *out)
+{
+    for (int x = x0; x < x1; x++) {
+        double c = 0.0;
+        for (int b = 0; b < bands; b++)
+            c += band_part(s, b)[x];
+        out[x] = c;
+    }
+}
+
 /* Output floats a block of sweep_rows_stats: 16 KB, in the first-level cache when band_rows
  * reads them. */
 #define SWEEP_STATS_FLOATS 4096
@@ -1129,11 +1153,12 @@ static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t,
 
 /* Band t's statistics of the w x h field `field`, at the end of the step's parallel region
  * where they are not left to the next step (step_bands: `bands` threads, one a band, after
- * band_rows has taken all its rows; every sums_done zeroed before it). First, with no waiting, the checksum terms of its share of the
- * agents (the t-th of `bands` even shares by id) into *sum. Then a barrier, and where the
- * magnitudes of all the bands pass sim_colsum_exact (the column sums are then exact in any
- * order: README, "The statistics, exactly"), the thread adds the bands' own column sums
- * (band_part) of its share of the columns; otherwise the bands add their rows to the columns in
+ * band_rows has taken all its rows; every sums_done zeroed before it). First, with no waiting,
+ * the checksum terms of its share of the agents (the t-th of `bands` even shares by id) into
+ * *sum. Then a barrier, and where the magnitudes of all the bands pass sim_colsum_exact
+ * (bands_exact: the column sums are then exact in any order: README, "The statistics,
+ * exactly"), the thread adds the bands' own column sums (add_parts) of its share of the
+ * columns; otherwise the bands add their rows to the columns in
  * row order, a chunk of columns at a time once the band above has added its rows to that chunk
  * (band 0 starts the chunk from 0): the same additions in the same order per column as
  * sim_column_sums over all rows. Either way each thread reads only the rows it swept last, still
@@ -1143,26 +1168,13 @@ static float sweep_rows_stats(cpu_state *s, const float *src, float *dst, int t,
  * chunk. The maximum and the sum modulo 2^64 are the same in any order. */
 static void band_stats(cpu_state *s, const float *field, int t, int bands, uint64_t *sum)
 {
-    const int w = s->sc.width, h = s->sc.height, y0 = s->ybound[t], y1 = s->ybound[t + 1];
-    uint32_t hi2 = 0u, lo2 = 0xffffffffu;
+    const int w = s->sc.width, y0 = s->ybound[t], y1 = s->ybound[t + 1];
     *sum += agent_terms(s->pos, s->n * t / bands, s->n * (t + 1) / bands);
 #pragma omp barrier
-    for (int b = 0; b < bands; b++) {
-        hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
-        lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
-    }
-    const int exact = sim_mags_exact(hi2, lo2, h);
-    if (t == 0)
-        s->later.exact = exact;
-    if (exact) {
+    if (bands_exact(s, bands)) {
         int x0, x1;
         sim_column_share(w, t, bands, &x0, &x1);
-        for (int x = x0; x < x1; x++) {
-            double c = 0.0;
-            for (int b = 0; b < bands; b++)
-                c += band_part(s, b)[x];
-            s->colsum[x] = c;
-        }
+        add_parts(s, bands, x0, x1, s->colsum);
         return;
     }
     const int chunk = sums_chunk(w, bands);
@@ -1218,50 +1230,18 @@ static void finish_columns(cpu_state *s, int bands)
         const int x0 = __atomic_fetch_add(&s->later.cols_next, chunk, __ATOMIC_RELAXED);
         if (x0 >= w)
             return;
-        const int x1 = w - x0 < chunk ? w : x0 + chunk;
-        for (int x = x0; x < x1; x++) {
-            double c = 0.0;
-            for (int b = 0; b < bands; b++)
-                c += band_part(s, b)[x];
-            out[x] = c;
-        }
+        add_parts(s, bands, x0, w - x0 < chunk ? w : x0 + chunk, out);
     }
-}
-
-/* The column sums of the final field in row order (each thread a share of the columns: the
- * same additions in the same order per column as sim_column_sums over all rows) into colsum,
- * and the agents' checksum terms, returned: a step's statistics left to the next step whose
- * keys failed sim_colsum_exact. */
-static uint64_t sums_in_order(cpu_state *s, int bands)
-{
-    const int w = s->sc.width, h = s->sc.height;
-    uint64_t sum = 0;
-#pragma omp parallel num_threads(bands) reduction(+ : sum)
-    {
-        const int k = omp_get_thread_num(), nt = omp_get_num_threads();
-        int x0, x1;
-        sim_column_share(w, k, nt, &x0, &x1);
-        for (int x = x0; x < x1; x++)
-            s->colsum[x] = 0.0;
-        sim_column_sums(s->field, w, 0, h, x0, x1, s->colsum);
-        sum += agent_terms(s->pos, s->n * k / nt, s->n * (k + 1) / nt);
-    }
-    return sum;
 }
 
 /* A step's row of statistics to be finished by the next step's region (step_bands' `later`):
  * its maximum now, and where the bands' keys pass sim_colsum_exact its field_total, field_mean
  * and checksum left pending (the cells' terms, sum, kept); where they fail (the guess from the
- * last statistics was wrong), everything now, in row order, and the next statistics by
- * band_stats. */
+ * last statistics was wrong), the whole row now by field_stats (its column sums in row order),
+ * and the next statistics by band_stats. */
 static void stats_later(cpu_state *s, int bands, float mx, uint64_t sum, sim_stats *st)
 {
-    uint32_t hi2 = 0u, lo2 = 0xffffffffu;
-    for (int b = 0; b < bands; b++) {
-        hi2 = s->bands[b].mag_hi2 > hi2 ? s->bands[b].mag_hi2 : hi2;
-        lo2 = s->bands[b].mag_lo2 < lo2 ? s->bands[b].mag_lo2 : lo2;
-    }
-    if (sim_mags_exact(hi2, lo2, s->sc.height)) {
+    if (bands_exact(s, bands)) {
         st->field_max = sim_max_zero_sign(s->field, s->cells, mx);
         s->later.pending = 1;
         s->later.out = st;
@@ -1269,8 +1249,7 @@ static void stats_later(cpu_state *s, int bands, float mx, uint64_t sum, sim_sta
         return;
     }
     s->later.guess = 0;
-    sum += sums_in_order(s, bands);
-    stats_finish(s, mx, sum, st);
+    field_stats(s, st); /* the column sums in row order by column shares, and the rest again */
 }
 
 /* Thread t of `threads`' share of the statistics outside the step's bands (one thread, or a
